@@ -1,0 +1,194 @@
+//! JSON-RPC 2.0 framing for 2026-07-28: one request or notification per POST body.
+//!
+//! Parsing here covers steps 3 and 4 of the validation ladder (spec digest §3): the body is
+//! JSON, and it is a single object with `jsonrpc: "2.0"`, a string `method` and a valid `id`
+//! (or none). Batches and posted responses are rejected. Encoding produces compact one-line JSON,
+//! which SSE framing and line-reading clients rely on.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::error::RpcError;
+
+/// A JSON-RPC request id: a string or an integer, echoed with its JSON type intact.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum RequestId {
+    /// An integer id (kept as the exact JSON number).
+    Number(serde_json::Number),
+    /// A string id.
+    String(String),
+}
+
+impl RequestId {
+    /// The id as compact JSON text (e.g. `42` or `"a"`).
+    pub fn to_json(&self) -> String {
+        // Serializing a number or a string into a String cannot fail.
+        serde_json::to_string(self).unwrap_or_default()
+    }
+
+    fn from_value(value: &Value) -> Option<RequestId> {
+        match value {
+            Value::String(s) => Some(RequestId::String(s.clone())),
+            Value::Number(n) if n.is_i64() || n.is_u64() => Some(RequestId::Number(n.clone())),
+            _ => None,
+        }
+    }
+}
+
+impl From<i64> for RequestId {
+    fn from(n: i64) -> Self {
+        RequestId::Number(n.into())
+    }
+}
+
+impl From<&str> for RequestId {
+    fn from(s: &str) -> Self {
+        RequestId::String(s.to_owned())
+    }
+}
+
+/// A well-formed incoming message: a request when `id` is present, else a notification.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Message {
+    /// The request id, absent for notifications.
+    pub id: Option<RequestId>,
+    /// The method name.
+    pub method: String,
+    /// `params`, when present (always an object in a valid message).
+    pub params: Map<String, Value>,
+}
+
+impl Message {
+    /// Whether this is a request (has an id) rather than a notification.
+    pub fn is_request(&self) -> bool {
+        self.id.is_some()
+    }
+}
+
+/// A rejection that knows which id (if any) to echo.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{error}")]
+pub struct Rejection {
+    /// The request id, when it could be read.
+    pub id: Option<RequestId>,
+    /// The error to answer with.
+    pub error: RpcError,
+}
+
+impl Rejection {
+    /// Pair an error with the id to echo.
+    pub fn new(id: Option<RequestId>, error: RpcError) -> Self {
+        Rejection { id, error }
+    }
+}
+
+/// Parse and shape-check one POST body (ladder steps 3 and 4).
+pub fn parse_message(body: &[u8]) -> Result<Message, Rejection> {
+    let value: Value = serde_json::from_slice(body).map_err(|e| Rejection::new(None, RpcError::parse_error(e)))?;
+    let mut obj = match value {
+        Value::Object(obj) => obj,
+        Value::Array(_) => {
+            return Err(Rejection::new(
+                None,
+                RpcError::invalid_request("Batch requests are not supported in protocol version 2026-07-28"),
+            ));
+        }
+        _ => return Err(Rejection::new(None, RpcError::invalid_request("A JSON-RPC message must be an object"))),
+    };
+    let id =
+        match obj.get("id") {
+            None => None,
+            Some(v) => Some(RequestId::from_value(v).ok_or_else(|| {
+                Rejection::new(None, RpcError::invalid_request("The id must be a string or an integer"))
+            })?),
+        };
+    let reject = |msg: &str| Rejection::new(id.clone(), RpcError::invalid_request(msg));
+    if obj.get("jsonrpc") != Some(&Value::String("2.0".into())) {
+        return Err(reject("The jsonrpc member must be exactly \"2.0\""));
+    }
+    if obj.contains_key("result") || obj.contains_key("error") {
+        return Err(reject("JSON-RPC responses are not accepted by this server"));
+    }
+    let method = match obj.remove("method") {
+        Some(Value::String(m)) => m,
+        Some(_) => return Err(reject("The method member must be a string")),
+        None => return Err(reject("The method member is missing")),
+    };
+    let params = match obj.remove("params") {
+        None => Map::new(),
+        Some(Value::Object(p)) => p,
+        Some(_) => return Err(reject("The params member must be an object")),
+    };
+    Ok(Message { id, method, params })
+}
+
+/// Encode a successful response as compact JSON.
+pub fn encode_result(id: &RequestId, result: &Value) -> Vec<u8> {
+    let mut out = Vec::with_capacity(64);
+    out.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
+    out.extend_from_slice(id.to_json().as_bytes());
+    out.extend_from_slice(b",\"result\":");
+    // Writing a Value into a Vec cannot fail.
+    let _ = serde_json::to_writer(&mut out, result);
+    out.push(b'}');
+    out
+}
+
+/// Encode an error response as compact JSON; `id` is omitted when it could not be read.
+pub fn encode_error(id: Option<&RequestId>, error: &RpcError) -> Vec<u8> {
+    let mut obj = Map::new();
+    obj.insert("jsonrpc".into(), Value::String("2.0".into()));
+    if let Some(id) = id {
+        obj.insert("id".into(), serde_json::to_value(id).unwrap_or(Value::Null));
+    }
+    obj.insert("error".into(), error.to_error_object());
+    serde_json::to_vec(&Value::Object(obj)).unwrap_or_default()
+}
+
+/// Encode a notification as compact JSON.
+pub fn encode_notification(method: &str, params: &Value) -> Vec<u8> {
+    serde_json::to_vec(&serde_json::json!({"jsonrpc": "2.0", "method": method, "params": params})).unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::ErrorCode;
+
+    #[test]
+    fn parses_request_and_keeps_id_type() {
+        let m = parse_message(br#"{"jsonrpc":"2.0","id":"7","method":"tools/list","params":{}}"#).unwrap();
+        assert_eq!(m.id, Some(RequestId::String("7".into())));
+        let m = parse_message(br#"{"jsonrpc":"2.0","id":7,"method":"tools/list"}"#).unwrap();
+        assert_eq!(m.id.unwrap().to_json(), "7");
+    }
+
+    #[test]
+    fn rejects_bad_shapes_with_specific_codes() {
+        let cases: &[(&[u8], ErrorCode, bool)] = &[
+            (b"{not json", ErrorCode::ParseError, false),
+            (b"[]", ErrorCode::InvalidRequest, false),
+            (br#"{"jsonrpc":"1.0","id":1,"method":"x"}"#, ErrorCode::InvalidRequest, true),
+            (br#"{"jsonrpc":"2.0","id":1,"result":{}}"#, ErrorCode::InvalidRequest, true),
+            (br#"{"jsonrpc":"2.0","id":null,"method":"x"}"#, ErrorCode::InvalidRequest, false),
+            (br#"{"jsonrpc":"2.0","id":1.5,"method":"x"}"#, ErrorCode::InvalidRequest, false),
+            (br#"{"jsonrpc":"2.0","id":1,"method":5}"#, ErrorCode::InvalidRequest, true),
+            (br#"{"jsonrpc":"2.0","id":1,"method":"x","params":[1]}"#, ErrorCode::InvalidRequest, true),
+        ];
+        for (body, code, has_id) in cases {
+            let rej = parse_message(body).unwrap_err();
+            assert_eq!(rej.error.code, *code, "{}", String::from_utf8_lossy(body));
+            assert_eq!(rej.id.is_some(), *has_id, "{}", String::from_utf8_lossy(body));
+        }
+    }
+
+    #[test]
+    fn encodes_compact_single_line() {
+        let bytes = encode_result(&RequestId::from(3), &serde_json::json!({"a": [1, 2]}));
+        assert_eq!(bytes, br#"{"jsonrpc":"2.0","id":3,"result":{"a":[1,2]}}"#);
+        let err = encode_error(None, &RpcError::parse_error("eof"));
+        assert!(!err.contains(&b'\n'));
+        assert!(!String::from_utf8(err).unwrap().contains("\"id\""));
+    }
+}

@@ -1,0 +1,195 @@
+//! The SSE frame codec: encoding frames the server writes and decoding them for clients
+//! (the load tester and tests).
+//!
+//! Every message is one event, `event: message\ndata: <one-line JSON>\n\n`, never split over
+//! several `data:` lines and never with `id:`/`retry:` (HTTP-12). Change notifications are
+//! serialized once per event as a [`NotificationFrame`]: everything but the listen stream's
+//! subscription id, which each stream splices in when it writes.
+
+use serde_json::{Value, json};
+
+use crate::envelope::{FLEET_EVENT_KEY, SERVER_INFO_KEY, SUBSCRIPTION_ID_KEY};
+use crate::jsonrpc::RequestId;
+
+/// The keep-alive comment written on idle streams (HTTP-11).
+pub const KEEPALIVE: &[u8] = b": keepalive\n\n";
+const EVENT_PREFIX: &[u8] = b"event: message\ndata: ";
+const EVENT_SUFFIX: &[u8] = b"\n\n";
+
+/// Append one SSE message event carrying `json` (which must be one line).
+pub fn write_event(buf: &mut Vec<u8>, json: &[u8]) {
+    buf.reserve(EVENT_PREFIX.len() + json.len() + EVENT_SUFFIX.len());
+    buf.extend_from_slice(EVENT_PREFIX);
+    buf.extend_from_slice(json);
+    buf.extend_from_slice(EVENT_SUFFIX);
+}
+
+/// A change notification serialized once per event, waiting for a subscription id.
+///
+/// `head` ends right where the subscription id goes; `tail` closes the JSON and the event.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NotificationFrame {
+    head: Box<[u8]>,
+    tail: Box<[u8]>,
+}
+
+impl NotificationFrame {
+    /// Build the frame for `method`, with `uri` for `resources/updated`, and the fleet event
+    /// metadata (version, publish time) under the project `_meta` key.
+    pub fn new(method: &str, uri: Option<&str>, event_meta: &Value) -> NotificationFrame {
+        let mut head = Vec::with_capacity(128);
+        head.extend_from_slice(EVENT_PREFIX);
+        head.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"method\":");
+        push_json(&mut head, &json!(method));
+        head.extend_from_slice(b",\"params\":{");
+        if let Some(uri) = uri {
+            head.extend_from_slice(b"\"uri\":");
+            push_json(&mut head, &json!(uri));
+            head.push(b',');
+        }
+        head.extend_from_slice(b"\"_meta\":{");
+        push_json(&mut head, &json!(SUBSCRIPTION_ID_KEY));
+        head.push(b':');
+        let mut tail = Vec::with_capacity(64);
+        tail.push(b',');
+        push_json(&mut tail, &json!(FLEET_EVENT_KEY));
+        tail.push(b':');
+        push_json(&mut tail, event_meta);
+        tail.extend_from_slice(b"}}}");
+        tail.extend_from_slice(EVENT_SUFFIX);
+        NotificationFrame { head: head.into(), tail: tail.into() }
+    }
+
+    /// Append the frame stamped with one stream's subscription id (compact JSON of the id).
+    pub fn write(&self, buf: &mut Vec<u8>, subscription_id_json: &[u8]) {
+        buf.reserve(self.head.len() + subscription_id_json.len() + self.tail.len());
+        buf.extend_from_slice(&self.head);
+        buf.extend_from_slice(subscription_id_json);
+        buf.extend_from_slice(&self.tail);
+    }
+}
+
+fn push_json(buf: &mut Vec<u8>, v: &Value) {
+    // Writing a Value into a Vec cannot fail.
+    let _ = serde_json::to_writer(&mut *buf, v);
+}
+
+/// The acknowledgement event: the first message of every listen stream (LSTN-3, LSTN-4).
+pub fn ack_event(buf: &mut Vec<u8>, subscription_id: &RequestId, honoured: &Value) {
+    let msg = json!({
+        "jsonrpc": "2.0",
+        "method": "notifications/subscriptions/acknowledged",
+        "params": {"notifications": honoured, "_meta": {SUBSCRIPTION_ID_KEY: subscription_id}}
+    });
+    write_event(buf, &serde_json::to_vec(&msg).unwrap_or_default());
+}
+
+/// The graceful-close event: the listen request's own `complete` result (LSTN-13).
+pub fn close_event(buf: &mut Vec<u8>, subscription_id: &RequestId, server_info: &Value) {
+    let msg = json!({
+        "jsonrpc": "2.0",
+        "id": subscription_id,
+        "result": {"resultType": "complete", "_meta": {SUBSCRIPTION_ID_KEY: subscription_id, SERVER_INFO_KEY: server_info}}
+    });
+    write_event(buf, &serde_json::to_vec(&msg).unwrap_or_default());
+}
+
+/// One decoded SSE event.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SseEvent {
+    /// An event with its `data` (multiple `data:` lines joined by `\n`).
+    Message(String),
+    /// A comment line (e.g. keep-alive).
+    Comment(String),
+}
+
+/// An incremental SSE decoder: feed it bytes as they arrive, in any split.
+#[derive(Debug, Default)]
+pub struct SseDecoder {
+    line: Vec<u8>,
+    data: Option<String>,
+}
+
+impl SseDecoder {
+    /// A fresh decoder.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Feed bytes; complete events are appended to `out`.
+    pub fn feed(&mut self, bytes: &[u8], out: &mut Vec<SseEvent>) {
+        for &b in bytes {
+            if b == b'\n' {
+                let line = std::mem::take(&mut self.line);
+                self.finish_line(line, out);
+            } else {
+                self.line.push(b);
+            }
+        }
+    }
+
+    fn finish_line(&mut self, mut line: Vec<u8>, out: &mut Vec<SseEvent>) {
+        if line.last() == Some(&b'\r') {
+            line.pop();
+        }
+        if line.is_empty() {
+            if let Some(data) = self.data.take() {
+                out.push(SseEvent::Message(data));
+            }
+            return;
+        }
+        let text = String::from_utf8_lossy(&line);
+        if let Some(comment) = text.strip_prefix(':') {
+            out.push(SseEvent::Comment(comment.trim_start().to_owned()));
+        } else if let Some(value) = text.strip_prefix("data:") {
+            let value = value.strip_prefix(' ').unwrap_or(value);
+            match &mut self.data {
+                Some(d) => {
+                    d.push('\n');
+                    d.push_str(value);
+                }
+                None => self.data = Some(value.to_owned()),
+            }
+        }
+        // `event:`, `id:`, `retry:` and unknown fields carry nothing we need.
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn notification_frame_splices_the_subscription_id() {
+        let frame = NotificationFrame::new("notifications/resources/updated", Some("a://b"), &json!({"version": 7}));
+        let mut buf = Vec::new();
+        frame.write(&mut buf, b"42");
+        let text = String::from_utf8(buf).unwrap();
+        let data = text.strip_prefix("event: message\ndata: ").unwrap().strip_suffix("\n\n").unwrap();
+        let v: Value = serde_json::from_str(data).unwrap();
+        assert_eq!(v["params"]["uri"], "a://b");
+        assert_eq!(v["params"]["_meta"][SUBSCRIPTION_ID_KEY], 42);
+        assert_eq!(v["params"]["_meta"][FLEET_EVENT_KEY]["version"], 7);
+    }
+
+    #[test]
+    fn decoder_handles_every_byte_split() {
+        let mut wire = Vec::new();
+        ack_event(&mut wire, &RequestId::from("s1"), &json!({"toolsListChanged": true}));
+        wire.extend_from_slice(KEEPALIVE);
+        NotificationFrame::new("notifications/tools/list_changed", None, &json!({})).write(&mut wire, b"\"s1\"");
+        wire.extend_from_slice(b"data: a\r\ndata: b\r\n\r\n");
+        for split in 0..=wire.len() {
+            let mut dec = SseDecoder::new();
+            let mut out = Vec::new();
+            dec.feed(&wire[..split], &mut out);
+            dec.feed(&wire[split..], &mut out);
+            assert_eq!(out.len(), 4, "split at {split}");
+            assert_eq!(out[1], SseEvent::Comment("keepalive".into()));
+            assert_eq!(out[3], SseEvent::Message("a\nb".into()));
+            let SseEvent::Message(first) = &out[0] else { panic!("expected message") };
+            let v: Value = serde_json::from_str(first).unwrap();
+            assert_eq!(v["method"], "notifications/subscriptions/acknowledged");
+        }
+    }
+}
