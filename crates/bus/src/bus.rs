@@ -1,0 +1,133 @@
+//! The [`ServerEventBus`] contract that every backend (memory, Redis, NATS) implements.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use futures_core::Stream;
+
+use crate::envelope::{Change, EventEnvelope};
+
+/// A boxed, sendable future (the trait is used as `Arc<dyn ServerEventBus>`).
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// The stream of items one node receives from the bus.
+pub type BusStream = Pin<Box<dyn Stream<Item = BusItem> + Send>>;
+
+/// One item from the bus.
+#[derive(Debug, Clone, PartialEq)]
+pub enum BusItem {
+    /// A change event.
+    Event(EventEnvelope),
+    /// Events may have been lost (trimmed history, long outage, slow consumer). The consumer
+    /// must invalidate conservatively: notify every local subscription of everything it follows.
+    Gap(GapReason),
+}
+
+/// Why a gap was reported.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum GapReason {
+    /// The position to resume from is no longer retained by the broker.
+    HistoryTrimmed,
+    /// The node lagged behind a bounded buffer and skipped `n` events.
+    Lagged(u64),
+    /// The connection was lost and resumption could not prove nothing was missed.
+    Reconnected,
+    /// The broker reported a slow consumer (messages dropped).
+    SlowConsumer,
+}
+
+/// Errors of bus operations.
+#[derive(Debug, thiserror::Error)]
+pub enum BusError {
+    /// The broker cannot be reached right now; the caller may retry.
+    #[error("event bus unavailable: {0}")]
+    Unavailable(String),
+    /// The URL or options are invalid.
+    #[error("invalid event bus configuration: {0}")]
+    Config(String),
+    /// The broker refused or failed the operation.
+    #[error("event bus operation failed: {0}")]
+    Backend(String),
+    /// Publishing did not complete in time.
+    #[error("event bus publish timed out after {0:?}")]
+    Timeout(std::time::Duration),
+}
+
+/// Connection state of a backend, as reported by [`ServerEventBus::status`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BusStatus {
+    /// Connected and consuming.
+    Connected,
+    /// Connection lost; reconnecting. Publishing fails meanwhile.
+    Reconnecting {
+        /// Last error seen.
+        last_error: String,
+    },
+    /// Shut down.
+    Closed,
+}
+
+impl BusStatus {
+    /// Whether the bus is connected.
+    pub fn is_connected(&self) -> bool {
+        matches!(self, BusStatus::Connected)
+    }
+}
+
+/// Counters a backend keeps; the server exports them as metrics.
+#[derive(Debug, Default)]
+pub struct BusCounters {
+    /// Events published through this node.
+    pub published: AtomicU64,
+    /// Events received from the broker.
+    pub received: AtomicU64,
+    /// Payloads that could not be decoded (logged and skipped).
+    pub undecodable: AtomicU64,
+    /// Gaps reported (each triggers a conservative invalidation).
+    pub gaps: AtomicU64,
+    /// Reconnections to the broker.
+    pub reconnects: AtomicU64,
+}
+
+impl BusCounters {
+    /// Increment one counter.
+    pub fn bump(counter: &AtomicU64) {
+        counter.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+/// A fleet-wide channel of change events.
+///
+/// Contract every backend keeps:
+/// - **Delivery**: at-least-once to every node whose [`subscribe`](Self::subscribe) future has
+///   resolved, for every event whose [`publish`](Self::publish) future resolved `Ok` afterwards —
+///   or, when that cannot be guaranteed (trimmed history, a long outage), a [`BusItem::Gap`].
+///   A backend may document a weaker mode (e.g. NATS core) explicitly.
+/// - **Duplicates** share an `event_id` and are harmless: consumers drop them with a
+///   [`DedupeWindow`](crate::DedupeWindow) and coalesce per subscription.
+/// - **Ordering**: `version` is monotonic per bus; a node receives events in version order
+///   except across a gap.
+/// - **Publishing** resolves once the broker accepted the event, with its assigned version;
+///   it fails with [`BusError`] (never hangs forever) while the broker is unreachable.
+pub trait ServerEventBus: Send + Sync + 'static {
+    /// Publish a change; resolves with the envelope as the fleet will see it.
+    fn publish(&self, change: Change) -> BoxFuture<'_, Result<EventEnvelope, BusError>>;
+
+    /// Start consuming; resolves once the node is registered with the broker, so every event
+    /// published after it resolves is delivered (or a gap reported).
+    fn subscribe(&self) -> BoxFuture<'_, Result<BusStream, BusError>>;
+
+    /// Current connection state.
+    fn status(&self) -> BusStatus;
+
+    /// This node's id (the `origin` of events it publishes).
+    fn node_id(&self) -> &str;
+
+    /// The backend's counters.
+    fn counters(&self) -> Arc<BusCounters>;
+
+    /// A short backend name for logs and metrics (`memory`, `redis`, `nats`).
+    fn backend(&self) -> &'static str;
+}

@@ -1,0 +1,203 @@
+//! The change event that crosses the fleet: [`Change`] is what a publisher asks for,
+//! [`EventEnvelope`] is what every node receives.
+//!
+//! The wire encoding is compact JSON with a `f` (format) field. A node decodes any format it
+//! knows and ignores unknown fields, so replicas of different versions understand each other
+//! during a rolling upgrade; an event it cannot decode is an error the consumer counts and
+//! logs, never a crash.
+
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use serde::{Deserialize, Serialize};
+
+/// The current wire format of [`EventEnvelope`].
+pub const ENVELOPE_FORMAT: u32 = 1;
+
+/// What changed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum EventKind {
+    /// The tool list changed.
+    #[serde(rename = "tools")]
+    ToolsListChanged,
+    /// The prompt list changed.
+    #[serde(rename = "prompts")]
+    PromptsListChanged,
+    /// The resource list changed.
+    #[serde(rename = "resources")]
+    ResourcesListChanged,
+    /// One resource's contents changed (the envelope carries its URI).
+    #[serde(rename = "resource")]
+    ResourceUpdated,
+}
+
+impl EventKind {
+    /// All kinds, in a fixed order.
+    pub const ALL: [EventKind; 4] = [
+        EventKind::ToolsListChanged,
+        EventKind::PromptsListChanged,
+        EventKind::ResourcesListChanged,
+        EventKind::ResourceUpdated,
+    ];
+
+    /// Short stable name, used in subjects and metrics (`tools`, `prompts`, `resources`, `resource`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EventKind::ToolsListChanged => "tools",
+            EventKind::PromptsListChanged => "prompts",
+            EventKind::ResourcesListChanged => "resources",
+            EventKind::ResourceUpdated => "resource",
+        }
+    }
+
+    /// Parse a short name.
+    pub fn parse(s: &str) -> Option<EventKind> {
+        EventKind::ALL.into_iter().find(|k| k.as_str() == s)
+    }
+}
+
+/// A change a publisher asks the bus to spread.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Change {
+    /// `None` reaches every stream; `Some(tenant)` only streams of that scope.
+    pub scope: Option<String>,
+    /// What changed.
+    pub kind: EventKind,
+    /// The resource URI, for [`EventKind::ResourceUpdated`].
+    pub uri: Option<String>,
+}
+
+impl Change {
+    /// A list change in the global scope.
+    pub fn list(kind: EventKind) -> Change {
+        Change { scope: None, kind, uri: None }
+    }
+
+    /// A resource update in the global scope.
+    pub fn resource(uri: impl Into<String>) -> Change {
+        Change { scope: None, kind: EventKind::ResourceUpdated, uri: Some(uri.into()) }
+    }
+
+    /// The same change restricted to one scope.
+    pub fn in_scope(mut self, scope: impl Into<String>) -> Change {
+        self.scope = Some(scope.into());
+        self
+    }
+}
+
+/// A change as every node receives it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EventEnvelope {
+    /// Wire format of this envelope.
+    #[serde(rename = "f")]
+    pub format: u32,
+    /// Tenant scope; absent = global.
+    #[serde(rename = "s", skip_serializing_if = "Option::is_none", default)]
+    pub scope: Option<String>,
+    /// What changed.
+    #[serde(rename = "k")]
+    pub kind: EventKind,
+    /// The URI of an updated resource.
+    #[serde(rename = "u", skip_serializing_if = "Option::is_none", default)]
+    pub uri: Option<String>,
+    /// Monotonic per bus (assigned by the backend).
+    #[serde(rename = "v", default)]
+    pub version: u64,
+    /// Unique id of this event (duplicates share it).
+    #[serde(rename = "i")]
+    pub event_id: String,
+    /// The node that published it.
+    #[serde(rename = "o")]
+    pub origin: String,
+    /// Publish time, milliseconds since the Unix epoch.
+    #[serde(rename = "t")]
+    pub published_at_ms: u64,
+}
+
+/// Why bytes from the broker are not an event this node understands.
+#[derive(Debug, thiserror::Error)]
+pub enum DecodeError {
+    /// Not JSON of the envelope's shape (or an unknown kind).
+    #[error("undecodable event envelope: {0}")]
+    Malformed(#[from] serde_json::Error),
+    /// A resource update without a URI.
+    #[error("resource update event without a uri")]
+    MissingUri,
+}
+
+impl EventEnvelope {
+    /// Stamp a change with its identity, origin and publish time (version 0 until the backend
+    /// assigns one).
+    pub fn new(change: Change, origin: &str) -> EventEnvelope {
+        EventEnvelope {
+            format: ENVELOPE_FORMAT,
+            scope: change.scope,
+            kind: change.kind,
+            uri: change.uri,
+            version: 0,
+            event_id: new_event_id(),
+            origin: origin.to_owned(),
+            published_at_ms: now_ms(),
+        }
+    }
+
+    /// Compact wire bytes.
+    pub fn encode(&self) -> Vec<u8> {
+        // Serializing this plain struct cannot fail.
+        serde_json::to_vec(self).unwrap_or_default()
+    }
+
+    /// Decode wire bytes (any known format; unknown fields are ignored).
+    pub fn decode(bytes: &[u8]) -> Result<EventEnvelope, DecodeError> {
+        let env: EventEnvelope = serde_json::from_slice(bytes)?;
+        if env.kind == EventKind::ResourceUpdated && env.uri.is_none() {
+            return Err(DecodeError::MissingUri);
+        }
+        Ok(env)
+    }
+
+    /// The change this envelope carries.
+    pub fn change(&self) -> Change {
+        Change { scope: self.scope.clone(), kind: self.kind, uri: self.uri.clone() }
+    }
+}
+
+/// Milliseconds since the Unix epoch.
+pub fn now_ms() -> u64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0)
+}
+
+/// A random 128-bit id in hex.
+pub fn new_event_id() -> String {
+    format!("{:032x}", rand::random::<u128>())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trips_compactly() {
+        let mut e = EventEnvelope::new(Change::resource("a://b").in_scope("t1"), "node-1");
+        e.version = 9;
+        let bytes = e.encode();
+        assert!(bytes.len() < 160, "{}", String::from_utf8_lossy(&bytes));
+        assert_eq!(EventEnvelope::decode(&bytes).unwrap(), e);
+    }
+
+    #[test]
+    fn newer_formats_with_extra_fields_still_decode() {
+        let bytes = br#"{"f":2,"k":"tools","v":3,"i":"x","o":"n","t":1,"new_field":[1,2]}"#;
+        let e = EventEnvelope::decode(bytes).unwrap();
+        assert_eq!((e.kind, e.version, e.format), (EventKind::ToolsListChanged, 3, 2));
+    }
+
+    #[test]
+    fn garbage_is_an_error_not_a_panic() {
+        assert!(EventEnvelope::decode(b"\xff\x00").is_err());
+        assert!(EventEnvelope::decode(br#"{"f":1,"k":"weather","i":"x","o":"n","t":1}"#).is_err());
+        assert!(matches!(
+            EventEnvelope::decode(br#"{"f":1,"k":"resource","i":"x","o":"n","t":1}"#),
+            Err(DecodeError::MissingUri)
+        ));
+    }
+}

@@ -1,0 +1,74 @@
+//! One behaviour suite for every [`ServerEventBus`] backend (memory, real Redis, real NATS),
+//! so all of them keep the same contract. Enabled by the `testing` feature.
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures_util::StreamExt;
+
+use crate::bus::{BusItem, BusStream, ServerEventBus};
+use crate::envelope::{Change, EventKind};
+
+/// How long a suite step waits for an event before failing.
+pub const STEP_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Run the shared suite. `make_node(i)` returns a bus handle for node `i`; all handles must
+/// share one broker namespace that no other test uses.
+pub async fn run_suite<F, Fut>(make_node: F)
+where
+    F: Fn(usize) -> Fut,
+    Fut: Future<Output = Arc<dyn ServerEventBus>>,
+{
+    let nodes = [make_node(0).await, make_node(1).await, make_node(2).await];
+    let mut streams = Vec::new();
+    for node in &nodes {
+        streams.push(node.subscribe().await.expect("subscribe"));
+    }
+    for node in &nodes {
+        assert!(node.status().is_connected(), "{} reports {:?}", node.backend(), node.status());
+    }
+
+    // Publish on node 0: every node, including the publisher, receives it with the same id.
+    let published = nodes[0].publish(Change::list(EventKind::ToolsListChanged)).await.expect("publish");
+    assert_eq!(published.origin, nodes[0].node_id());
+    for stream in &mut streams {
+        let got = next_event(stream).await;
+        assert_eq!(got.event_id, published.event_id);
+        assert_eq!(got.version, published.version);
+        assert_eq!(got.kind, EventKind::ToolsListChanged);
+    }
+
+    // Scopes and URIs survive the trip; versions increase in publish order.
+    let a = nodes[1].publish(Change::resource("test://a").in_scope("tenant-a")).await.expect("publish");
+    let b = nodes[2].publish(Change::list(EventKind::PromptsListChanged)).await.expect("publish");
+    assert!(b.version > a.version, "versions must be monotonic: {} then {}", a.version, b.version);
+    for stream in &mut streams {
+        let first = next_event(stream).await;
+        assert_eq!((first.scope.as_deref(), first.uri.as_deref()), (Some("tenant-a"), Some("test://a")));
+        let second = next_event(stream).await;
+        assert_eq!(second.kind, EventKind::PromptsListChanged);
+        assert!(second.version > first.version);
+    }
+
+    // A burst arrives complete and in order.
+    let mut ids = Vec::new();
+    for i in 0..50 {
+        ids.push(nodes[i % 3].publish(Change::resource(format!("test://burst/{i}"))).await.expect("publish").event_id);
+    }
+    for stream in &mut streams {
+        for id in &ids {
+            assert_eq!(&next_event(stream).await.event_id, id);
+        }
+    }
+}
+
+/// The next event on `stream`, skipping nothing; fails on a gap or a timeout.
+pub async fn next_event(stream: &mut BusStream) -> crate::EventEnvelope {
+    match tokio::time::timeout(STEP_TIMEOUT, stream.next()).await {
+        Ok(Some(BusItem::Event(e))) => e,
+        Ok(Some(BusItem::Gap(reason))) => panic!("unexpected gap: {reason:?}"),
+        Ok(None) => panic!("bus stream ended"),
+        Err(_) => panic!("no event within {STEP_TIMEOUT:?}"),
+    }
+}
