@@ -11,7 +11,9 @@
 //! - [`validate`]: the validation ladder that decides which error wins.
 //! - [`filter`]: `subscriptions/listen` filters and the honoured subset.
 //! - [`cursor`]: pagination cursors any replica can decode.
+//! - [`schema`]: a small top-level check of tool arguments.
 //! - [`sse`]: SSE frame encoding (once per event) and an incremental decoder.
+//! - [`state`]: signed MRTR `requestState`.
 //! - [`types`]: result wire types and result stamping.
 //!
 //! ```
@@ -32,7 +34,9 @@ pub mod error;
 pub mod filter;
 pub mod headers;
 pub mod jsonrpc;
+pub mod schema;
 pub mod sse;
+pub mod state;
 pub mod types;
 pub mod validate;
 

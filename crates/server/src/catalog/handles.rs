@@ -1,0 +1,118 @@
+//! Registration handles: change one catalog entry later (update, disable, enable, remove).
+//!
+//! Every operation swaps the catalog first and then publishes the matching list-change event
+//! through the server's notifier, resolving once the bus accepted it.
+
+use mcp_fleet_bus::EventKind;
+use mcp_fleet_protocol::types::{Prompt, Resource, Tool};
+
+use super::server::McpServer;
+use crate::error::ServerError;
+
+/// Which catalog list an entry lives in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ListKind {
+    /// Tools.
+    Tools,
+    /// Static resources.
+    Resources,
+    /// Resource templates (their changes are resource-list changes).
+    Templates,
+    /// Prompts.
+    Prompts,
+}
+
+impl ListKind {
+    /// The change event published when this list changes.
+    pub fn event_kind(self) -> EventKind {
+        match self {
+            ListKind::Tools => EventKind::ToolsListChanged,
+            ListKind::Resources | ListKind::Templates => EventKind::ResourcesListChanged,
+            ListKind::Prompts => EventKind::PromptsListChanged,
+        }
+    }
+}
+
+/// A handle on one registered entry.
+#[derive(Clone)]
+pub struct EntryHandle {
+    server: McpServer,
+    kind: ListKind,
+    key: String,
+}
+
+impl EntryHandle {
+    pub(crate) fn new(server: McpServer, kind: ListKind, key: String) -> Self {
+        EntryHandle { server, kind, key }
+    }
+
+    /// The entry's name (tools, prompts), URI (resources) or URI template.
+    pub fn key(&self) -> &str {
+        &self.key
+    }
+
+    /// Hide the entry from lists and calls.
+    pub async fn disable(&self) -> Result<(), ServerError> {
+        self.apply(|e, kind, key| e.set_enabled(kind, key, false)).await
+    }
+
+    /// Show it again.
+    pub async fn enable(&self) -> Result<(), ServerError> {
+        self.apply(|e, kind, key| e.set_enabled(kind, key, true)).await
+    }
+
+    /// Remove it for good.
+    pub async fn remove(&self) -> Result<(), ServerError> {
+        self.apply(|e, kind, key| e.remove(kind, key)).await
+    }
+
+    /// Replace a tool's definition (same name), keeping its handler.
+    pub async fn update_tool(&self, tool: Tool) -> Result<(), ServerError> {
+        self.check_same(ListKind::Tools, &tool.name)?;
+        let mut result = Ok(false);
+        let touched = self.server.swap(|e| result = e.update_tool(tool));
+        self.finish(result?, &touched).await
+    }
+
+    /// Replace a resource's definition (same URI), keeping its reader.
+    pub async fn update_resource(&self, resource: Resource) -> Result<(), ServerError> {
+        self.check_same(ListKind::Resources, &resource.uri)?;
+        let mut found = false;
+        let touched = self.server.swap(|e| found = e.update_resource(resource));
+        self.finish(found, &touched).await
+    }
+
+    /// Replace a prompt's definition (same name), keeping its handler.
+    pub async fn update_prompt(&self, prompt: Prompt) -> Result<(), ServerError> {
+        self.check_same(ListKind::Prompts, &prompt.name)?;
+        let mut found = false;
+        let touched = self.server.swap(|e| found = e.update_prompt(prompt));
+        self.finish(found, &touched).await
+    }
+
+    async fn apply(
+        &self,
+        op: impl FnOnce(&mut super::server::CatalogEdit<'_>, ListKind, &str) -> bool,
+    ) -> Result<(), ServerError> {
+        let mut found = false;
+        let touched = self.server.swap(|e| found = op(e, self.kind, &self.key));
+        self.finish(found, &touched).await
+    }
+
+    async fn finish(&self, found: bool, touched: &[ListKind]) -> Result<(), ServerError> {
+        if !found {
+            return Err(ServerError::NotFound(self.key.clone()));
+        }
+        self.server.publish(touched).await
+    }
+
+    fn check_same(&self, kind: ListKind, key: &str) -> Result<(), ServerError> {
+        if self.kind != kind || self.key != key {
+            return Err(ServerError::Definition(format!(
+                "handle for {:?} {:?} cannot update {kind:?} {key:?}; rename by remove and register",
+                self.kind, self.key
+            )));
+        }
+        Ok(())
+    }
+}

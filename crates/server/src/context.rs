@@ -1,0 +1,99 @@
+//! What a request handler knows about its request: the authenticated principal, the HTTP
+//! request parts, the validated envelope, and the channel for request-scoped notifications
+//! (progress and log messages), which only ever travel on the request's own response stream.
+
+use std::sync::Arc;
+
+use mcp_fleet_protocol::envelope::{LogLevel, RequestMeta};
+use serde_json::{Map, Value, json};
+use tokio::sync::mpsc;
+
+/// An authenticated caller, produced by the handler's authenticator.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Principal {
+    /// Stable identity of the caller (subject).
+    pub id: String,
+    /// Tenant scope: its listen streams receive global events and events of this scope only.
+    pub scope: Option<String>,
+}
+
+impl Principal {
+    /// A principal in a tenant scope.
+    pub fn new(id: impl Into<String>, scope: Option<String>) -> Self {
+        Principal { id: id.into(), scope }
+    }
+}
+
+/// Per-request context handed to the server factory: who is calling and with what HTTP request.
+#[derive(Debug, Clone)]
+pub struct RequestContext {
+    /// The authenticated principal, if an authenticator is configured and accepted the request.
+    pub principal: Option<Principal>,
+    /// The HTTP request line and headers.
+    pub parts: Arc<http::request::Parts>,
+}
+
+/// Request-scoped notifications waiting to be written (already encoded JSON-RPC messages).
+pub(crate) type NotificationSender = mpsc::Sender<Vec<u8>>;
+
+/// What a tool, prompt or resource handler knows about its call.
+#[derive(Debug, Clone)]
+pub struct CallContext {
+    /// The request's validated `_meta` envelope (version, client capabilities, …).
+    pub meta: RequestMeta,
+    /// The authenticated principal, if any.
+    pub principal: Option<Principal>,
+    /// The HTTP request parts.
+    pub parts: Arc<http::request::Parts>,
+    /// MRTR: responses to earlier `inputRequests`, when this is a retry.
+    pub input_responses: Option<Value>,
+    /// MRTR: the verified `requestState` payload echoed by the client, when present.
+    pub request_state: Option<Value>,
+    pub(crate) notifications: Option<NotificationSender>,
+}
+
+impl CallContext {
+    pub(crate) fn new(meta: RequestMeta, request: &RequestContext, notifications: Option<NotificationSender>) -> Self {
+        CallContext {
+            meta,
+            principal: request.principal.clone(),
+            parts: request.parts.clone(),
+            input_responses: None,
+            request_state: None,
+            notifications,
+        }
+    }
+
+    /// Send `notifications/progress` if the request carried a progress token (otherwise a
+    /// no-op). `progress` must increase with every call. The first notification switches the
+    /// response to SSE.
+    pub async fn progress(&self, progress: f64, total: Option<f64>, message: Option<&str>) {
+        let (Some(token), Some(tx)) = (&self.meta.progress_token, &self.notifications) else { return };
+        let mut params = Map::new();
+        params.insert("progressToken".into(), token.clone());
+        params.insert("progress".into(), json!(progress));
+        if let Some(total) = total {
+            params.insert("total".into(), json!(total));
+        }
+        if let Some(message) = message {
+            params.insert("message".into(), json!(message));
+        }
+        let msg = mcp_fleet_protocol::jsonrpc::encode_notification("notifications/progress", &Value::Object(params));
+        // A closed channel means the response is gone (client disconnected): nothing to do.
+        let _ = tx.send(msg).await;
+    }
+
+    /// Send `notifications/message` if the request opted in with a log level at or below
+    /// `level` (L-2: never without the opt-in).
+    pub async fn log(&self, level: LogLevel, logger: Option<&str>, data: Value) {
+        let (Some(min), Some(tx)) = (self.meta.log_level, &self.notifications) else { return };
+        if level < min {
+            return;
+        }
+        let mut params = json!({"level": level.as_str(), "data": data});
+        if let Some(logger) = logger {
+            params["logger"] = json!(logger);
+        }
+        let _ = tx.send(mcp_fleet_protocol::jsonrpc::encode_notification("notifications/message", &params)).await;
+    }
+}

@@ -1,0 +1,271 @@
+//! [`create_mcp_handler`]: builds an [`McpHandler`] from a server factory and options, connects
+//! it to the event bus, and starts the bus consumer and the keepalive tick.
+//!
+//! The handler is transport-glue-free state; `http` serves it with hyper and `shutdown` ends
+//! it gracefully.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures_util::StreamExt;
+use mcp_fleet_bus::{BusItem, BusStatus, DedupeWindow, MemoryBus, ServerEventBus};
+use tokio::sync::watch;
+
+use crate::catalog::McpServer;
+use crate::context::{Principal, RequestContext};
+use crate::error::ServerError;
+use crate::listen::{ListenLimits, ListenRouter};
+use crate::metrics::Metrics;
+use crate::notify::Notifier;
+
+/// Produces the server definition to serve for one request. Must be cheap: return a clone of
+/// an `Arc`-backed [`McpServer`], not a freshly built one.
+pub trait ServerFactory: Send + Sync + 'static {
+    /// The server for this request.
+    fn server(&self, ctx: &RequestContext) -> McpServer;
+
+    /// Called once by [`create_mcp_handler`] with the handler's notifier. An [`McpServer`]
+    /// passed directly attaches it so its registration handles publish change events.
+    fn attach(&self, _notifier: &Notifier) {}
+}
+
+impl ServerFactory for McpServer {
+    fn server(&self, _ctx: &RequestContext) -> McpServer {
+        self.clone()
+    }
+
+    fn attach(&self, notifier: &Notifier) {
+        self.publish_changes_to(notifier.clone());
+    }
+}
+
+impl<F> ServerFactory for F
+where
+    F: Fn(&RequestContext) -> McpServer + Send + Sync + 'static,
+{
+    fn server(&self, ctx: &RequestContext) -> McpServer {
+        self(ctx)
+    }
+}
+
+/// A request the authenticator refused: answered 401 with this `WWW-Authenticate` value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unauthorized {
+    /// The `WWW-Authenticate` challenge, e.g. `Bearer resource_metadata="…"`.
+    pub www_authenticate: String,
+}
+
+/// Turns request headers into a principal, or refuses the request.
+pub type Authenticator = Arc<dyn Fn(&http::request::Parts) -> Result<Principal, Unauthorized> + Send + Sync>;
+
+/// When a call's response is JSON or SSE (STRM-3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ResponseMode {
+    /// JSON unless the handler emits a notification before its result. The default.
+    #[default]
+    Auto,
+    /// Always JSON; mid-call notifications are dropped.
+    Json,
+}
+
+/// Options of [`create_mcp_handler`]. Every limit has a production default.
+#[derive(Clone)]
+pub struct HandlerOptions {
+    /// The event bus; default: a fresh [`MemoryBus`] (single node).
+    pub bus: Option<Arc<dyn ServerEventBus>>,
+    /// Path of the MCP endpoint. Default `/mcp`.
+    pub mcp_path: String,
+    /// Items per page of every list. Default 100.
+    pub page_size: usize,
+    /// Largest accepted request body; larger gets 413. Default 4 MiB.
+    pub max_body_bytes: usize,
+    /// Listen stream limits and keepalive.
+    pub listen: ListenLimits,
+    /// Allowed `Origin` hostnames (port-agnostic); a request with another Origin gets 403.
+    /// `None` disables the check. Default: `localhost`, `127.0.0.1`, `[::1]`.
+    pub allowed_origins: Option<Vec<String>>,
+    /// Allowed `Host` hostnames; `None` (the default) disables the check.
+    pub allowed_hosts: Option<Vec<String>>,
+    /// Authenticator hook; `None` (the default) serves everyone anonymously.
+    pub authenticator: Option<Authenticator>,
+    /// JSON or SSE per call.
+    pub response_mode: ResponseMode,
+    /// How long `shutdown()` waits for connections to drain. Default 10 s.
+    pub shutdown_deadline: Duration,
+    /// HMAC key for MRTR `requestState` (≥ 32 bytes, the same on every replica); `None` means
+    /// handlers' state travels unsigned and must be harmless if tampered with.
+    pub request_state_key: Option<Vec<u8>>,
+    /// Lifetime of signed `requestState`. Default 600 s.
+    pub request_state_ttl: Duration,
+    /// Event ids remembered to drop duplicates. Default 4096.
+    pub dedupe_window: usize,
+}
+
+impl Default for HandlerOptions {
+    fn default() -> Self {
+        HandlerOptions {
+            bus: None,
+            mcp_path: "/mcp".into(),
+            page_size: 100,
+            max_body_bytes: 4 * 1024 * 1024,
+            listen: ListenLimits::default(),
+            allowed_origins: Some(vec!["localhost".into(), "127.0.0.1".into(), "[::1]".into()]),
+            allowed_hosts: None,
+            authenticator: None,
+            response_mode: ResponseMode::Auto,
+            shutdown_deadline: Duration::from_secs(10),
+            request_state_key: None,
+            request_state_ttl: Duration::from_secs(600),
+            dedupe_window: mcp_fleet_bus::dedupe::DEFAULT_DEDUPE_WINDOW,
+        }
+    }
+}
+
+impl HandlerOptions {
+    /// Use `bus` for change events.
+    pub fn bus(mut self, bus: Arc<dyn ServerEventBus>) -> Self {
+        self.bus = Some(bus);
+        self
+    }
+}
+
+/// Shared state of one handler.
+pub(crate) struct HandlerShared {
+    pub(crate) factory: Box<dyn ServerFactory>,
+    pub(crate) options: HandlerOptions,
+    pub(crate) bus: Arc<dyn ServerEventBus>,
+    pub(crate) notifier: Notifier,
+    pub(crate) router: ListenRouter,
+    pub(crate) metrics: Metrics,
+    pub(crate) state_codec: Option<crate::methods::state::StateCodec>,
+    /// Flips to `true` once on shutdown; serve loops and background tasks watch it.
+    pub(crate) shutdown: watch::Sender<bool>,
+    /// Number of running serve loops; `shutdown()` waits for it to reach zero.
+    pub(crate) serving: watch::Sender<usize>,
+}
+
+/// An MCP endpoint: serve it with [`McpHandler::serve`] or call [`McpHandler::handle`] from
+/// your own hyper service. Cheap to clone.
+#[derive(Clone)]
+pub struct McpHandler {
+    pub(crate) shared: Arc<HandlerShared>,
+}
+
+/// Build a handler: connect the bus consumer (so this node hears every change published from
+/// now on), and start the keepalive tick.
+///
+/// ```
+/// use mcp_fleet_server::{create_mcp_handler, HandlerOptions, McpServer};
+/// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+/// let server = McpServer::builder("demo", "1.0.0").build();
+/// let handler = create_mcp_handler(server, HandlerOptions::default()).await.unwrap();
+/// handler.notify().tools_changed().await.unwrap();
+/// # });
+/// ```
+pub async fn create_mcp_handler(
+    factory: impl ServerFactory,
+    options: HandlerOptions,
+) -> Result<McpHandler, ServerError> {
+    let bus = options.bus.clone().unwrap_or_else(|| Arc::new(MemoryBus::new()));
+    let notifier = Notifier::new(bus.clone());
+    factory.attach(&notifier);
+    let state_codec = match &options.request_state_key {
+        Some(key) => Some(crate::methods::state::StateCodec::new(key, options.request_state_ttl)?),
+        None => None,
+    };
+    let metrics = Metrics::default();
+    let router = ListenRouter::new(options.listen, metrics.clone());
+    let events = bus.subscribe().await?;
+    let (shutdown, _) = watch::channel(false);
+    let shared = Arc::new(HandlerShared {
+        factory: Box::new(factory),
+        options,
+        bus,
+        notifier,
+        router,
+        metrics,
+        state_codec,
+        shutdown,
+        serving: watch::channel(0).0,
+    });
+    tokio::spawn(consume_bus(shared.clone(), events));
+    if !shared.options.listen.keepalive.is_zero() {
+        tokio::spawn(keepalive(shared.router.clone(), shared.options.listen.keepalive, shared.shutdown.subscribe()));
+    }
+    Ok(McpHandler { shared })
+}
+
+/// One bus subscription per node, fanned out locally: dedupe, deliver, and invalidate
+/// conservatively on a gap.
+async fn consume_bus(shared: Arc<HandlerShared>, mut events: mcp_fleet_bus::BusStream) {
+    let mut dedupe = DedupeWindow::new(shared.options.dedupe_window);
+    let mut stop = shared.shutdown.subscribe();
+    loop {
+        let item = tokio::select! {
+            item = events.next() => item,
+            _ = stop.wait_for(|s| *s) => return,
+        };
+        match item {
+            Some(BusItem::Event(event)) => {
+                if dedupe.first_sighting(&event.event_id) {
+                    shared.router.deliver(&event);
+                } else {
+                    shared.metrics.duplicates_dropped.inc();
+                }
+            }
+            Some(BusItem::Gap(reason)) => {
+                tracing::warn!(?reason, "event bus gap: invalidating every listen stream");
+                shared.metrics.gaps.inc();
+                shared.router.invalidate_all();
+            }
+            None => {
+                tracing::error!("event bus stream ended; listen streams will get no more change notifications");
+                return;
+            }
+        }
+    }
+}
+
+async fn keepalive(router: ListenRouter, every: Duration, mut stop: watch::Receiver<bool>) {
+    let mut tick = tokio::time::interval(every);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    tick.tick().await;
+    loop {
+        tokio::select! {
+            _ = tick.tick() => router.keepalive_tick(),
+            _ = stop.wait_for(|s| *s) => return,
+        }
+    }
+}
+
+impl McpHandler {
+    /// Publish change events (globally, or `.scope(tenant)`).
+    pub fn notify(&self) -> Notifier {
+        self.shared.notifier.clone()
+    }
+
+    /// The event bus this handler uses.
+    pub fn bus(&self) -> Arc<dyn ServerEventBus> {
+        self.shared.bus.clone()
+    }
+
+    /// The bus connection state.
+    pub fn bus_status(&self) -> BusStatus {
+        self.shared.bus.status()
+    }
+
+    /// Open listen streams on this node.
+    pub fn open_streams(&self) -> usize {
+        self.shared.router.open_streams()
+    }
+
+    /// Metrics as OpenMetrics text.
+    pub fn metrics_text(&self) -> String {
+        self.shared.metrics.encode(&self.shared.bus)
+    }
+
+    /// The handler's options.
+    pub fn options(&self) -> &HandlerOptions {
+        &self.shared.options
+    }
+}

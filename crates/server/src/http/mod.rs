@@ -1,0 +1,11 @@
+//! The HTTP side: the endpoint service (request → response), the response bodies, the
+//! DNS-rebinding guard, and the hyper accept loop.
+
+mod body;
+mod call_stream;
+mod guard;
+mod serve;
+mod service;
+
+pub use body::ResponseBody;
+pub use call_stream::CallStream;

@@ -1,0 +1,204 @@
+//! The MCP endpoint as a function from HTTP request to response: step 0–2 HTTP checks
+//! (path, Origin, authentication, method, Content-Type, body size), the protocol's validation
+//! ladder, the server-side gates, and the choice of JSON or SSE for the answer.
+
+use std::convert::Infallible;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use http::{HeaderValue, Method, Request, Response, StatusCode, header};
+use http_body::Body;
+use http_body_util::{BodyExt, Limited};
+use mcp_fleet_protocol::jsonrpc::{encode_error, encode_result};
+use mcp_fleet_protocol::validate::{Validated, validate_message};
+use mcp_fleet_protocol::{ErrorCode, RequestId, RpcError, SUPPORTED_VERSIONS};
+use tokio::sync::mpsc;
+
+use super::body::ResponseBody;
+use super::call_stream::CallStream;
+use super::guard::origin_allowed;
+use crate::context::RequestContext;
+use crate::handler::McpHandler;
+use crate::methods::{CallFuture, Incoming, Prepared, prepare};
+
+impl McpHandler {
+    /// Answer one HTTP request to the MCP endpoint. Use it from your own hyper or tower
+    /// service; [`McpHandler::serve`] uses it too.
+    pub async fn handle<B>(&self, req: Request<B>) -> Response<ResponseBody>
+    where
+        B: Body<Data = Bytes>,
+        B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    {
+        self.shared.metrics.requests.inc();
+        let opts = &self.shared.options;
+        let (parts, body) = req.into_parts();
+        if parts.uri.path() != opts.mcp_path {
+            return plain(StatusCode::NOT_FOUND, "Not Found");
+        }
+        if !origin_allowed(&parts.headers, opts.allowed_origins.as_deref(), opts.allowed_hosts.as_deref()) {
+            return http_error(StatusCode::FORBIDDEN, "Origin or Host not allowed");
+        }
+        let principal = match &opts.authenticator {
+            None => None,
+            Some(authenticate) => match authenticate(&parts) {
+                Ok(p) => Some(p),
+                Err(refused) => return unauthorized(&refused.www_authenticate),
+            },
+        };
+        if parts.method != Method::POST {
+            let mut resp = http_error(StatusCode::METHOD_NOT_ALLOWED, "Only POST is allowed on the MCP endpoint");
+            resp.headers_mut().insert(header::ALLOW, HeaderValue::from_static("POST"));
+            return resp;
+        }
+        if !is_json(parts.headers.get(header::CONTENT_TYPE)) {
+            return http_error(StatusCode::UNSUPPORTED_MEDIA_TYPE, "Content-Type must be application/json");
+        }
+        let bytes = match read_body(body, opts.max_body_bytes, &parts.headers).await {
+            Ok(b) => b,
+            Err(resp) => return *resp,
+        };
+        let (message, meta) = match validate_message(&parts.headers, &bytes, SUPPORTED_VERSIONS) {
+            Err(rej) => return error_response(rej.id.as_ref(), &rej.error),
+            Ok(Validated::Notification(_)) => return status_only(StatusCode::ACCEPTED),
+            Ok(Validated::Request { message, meta }) => (message, meta),
+        };
+        let sse_ok = accepts_sse(parts.headers.get(header::ACCEPT));
+        let ctx = RequestContext { principal, parts: Arc::new(parts) };
+        let server = self.shared.factory.server(&ctx);
+        // The id is present on every validated request.
+        let id = message.id.clone().unwrap_or(RequestId::Number(0.into()));
+        let parts = ctx.parts.clone();
+        let incoming = Incoming {
+            shared: &self.shared,
+            catalog: server.snapshot(),
+            server,
+            ctx,
+            id: id.clone(),
+            method: message.method,
+            params: message.params,
+            meta,
+            headers: &parts.headers,
+        };
+        match prepare(incoming) {
+            Err(e) => error_response(Some(&id), &e),
+            Ok(Prepared::Immediate(Ok(result))) => json(StatusCode::OK, encode_result(&id, &result)),
+            Ok(Prepared::Immediate(Err(e))) => error_response(Some(&id), &e),
+            Ok(Prepared::Listen(body)) => sse_response(ResponseBody::Listen(body)),
+            Ok(Prepared::Call { future, notifications }) => {
+                run_call(id, future, notifications.filter(|_| sse_ok)).await
+            }
+        }
+    }
+}
+
+/// Run a call: JSON if it finishes before emitting a notification, SSE from its first one.
+async fn run_call(
+    id: RequestId,
+    mut future: CallFuture,
+    notifications: Option<mpsc::Receiver<Vec<u8>>>,
+) -> Response<ResponseBody> {
+    let Some(mut rx) = notifications else { return call_json(&id, future.await) };
+    tokio::select! {
+        biased;
+        Some(first) = rx.recv() => sse_response(ResponseBody::Call(CallStream::new(id, future, rx, first))),
+        result = &mut future => call_json(&id, result),
+    }
+}
+
+fn call_json(id: &RequestId, result: Result<serde_json::Value, RpcError>) -> Response<ResponseBody> {
+    match result {
+        Ok(value) => json(StatusCode::OK, encode_result(id, &value)),
+        // Handler errors are in-band, except a missing client capability, which is 400 while
+        // nothing has been sent yet.
+        Err(e) if e.code == ErrorCode::MissingRequiredClientCapability => error_response(Some(id), &e),
+        Err(e) => error_response(Some(id), &e.in_band()),
+    }
+}
+
+async fn read_body<B>(body: B, limit: usize, headers: &http::HeaderMap) -> Result<Bytes, Box<Response<ResponseBody>>>
+where
+    B: Body<Data = Bytes>,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    let too_large = || {
+        let err = RpcError::invalid_request(format!("Request body exceeds the limit of {limit} bytes"))
+            .with_status(StatusCode::PAYLOAD_TOO_LARGE);
+        Box::new(error_response(None, &err))
+    };
+    let declared =
+        headers.get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()).and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|n| n > limit as u64) {
+        return Err(too_large());
+    }
+    match Limited::new(body, limit).collect().await {
+        Ok(collected) => Ok(collected.to_bytes()),
+        Err(e) if e.downcast_ref::<http_body_util::LengthLimitError>().is_some() => Err(too_large()),
+        Err(e) => Err(Box::new(http_error(StatusCode::BAD_REQUEST, &format!("Could not read the request body: {e}")))),
+    }
+}
+
+/// `application/json`, parameters allowed, compared case-insensitively on the parsed type.
+fn is_json(value: Option<&HeaderValue>) -> bool {
+    let Some(media) = value.and_then(|v| v.to_str().ok()) else { return false };
+    media.split(';').next().is_some_and(|t| t.trim().eq_ignore_ascii_case("application/json"))
+}
+
+/// Whether a call may be answered with SSE (absent Accept accepts anything).
+fn accepts_sse(value: Option<&HeaderValue>) -> bool {
+    let Some(accept) = value.and_then(|v| v.to_str().ok()) else { return true };
+    accept
+        .split(',')
+        .map(|t| t.split(';').next().unwrap_or("").trim())
+        .any(|t| t.eq_ignore_ascii_case("text/event-stream") || t == "*/*" || t.eq_ignore_ascii_case("text/*"))
+}
+
+fn json(status: StatusCode, body: Vec<u8>) -> Response<ResponseBody> {
+    let mut resp = Response::new(ResponseBody::full(body));
+    *resp.status_mut() = status;
+    resp.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    resp
+}
+
+fn sse_response(body: ResponseBody) -> Response<ResponseBody> {
+    let mut resp = Response::new(body);
+    let h = resp.headers_mut();
+    h.insert(header::CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache, no-transform"));
+    // HTTP-10: disable proxy buffering.
+    h.insert("x-accel-buffering", HeaderValue::from_static("no"));
+    resp
+}
+
+/// A JSON-RPC error answered with the error's own HTTP status.
+pub(crate) fn error_response(id: Option<&RequestId>, error: &RpcError) -> Response<ResponseBody> {
+    json(error.status, encode_error(id, error))
+}
+
+/// An HTTP-level refusal with a JSON-RPC error body and no id (HTTP-2, HTTP-4, HTTP-5).
+fn http_error(status: StatusCode, message: &str) -> Response<ResponseBody> {
+    error_response(None, &RpcError::invalid_request(message).with_status(status))
+}
+
+fn unauthorized(challenge: &str) -> Response<ResponseBody> {
+    let mut resp = http_error(StatusCode::UNAUTHORIZED, "Authentication required");
+    if let Ok(value) = HeaderValue::from_str(challenge) {
+        resp.headers_mut().insert(header::WWW_AUTHENTICATE, value);
+    }
+    resp
+}
+
+fn status_only(status: StatusCode) -> Response<ResponseBody> {
+    let mut resp = Response::new(ResponseBody::empty());
+    *resp.status_mut() = status;
+    resp
+}
+
+fn plain(status: StatusCode, text: &'static str) -> Response<ResponseBody> {
+    let mut resp = Response::new(ResponseBody::full(Bytes::from_static(text.as_bytes())));
+    *resp.status_mut() = status;
+    resp.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("text/plain"));
+    resp
+}
+
+/// Used by hyper's `service_fn`.
+pub(crate) type ServiceResult = Result<Response<ResponseBody>, Infallible>;

@@ -1,0 +1,119 @@
+//! [`PendingSet`]: what one listen stream still has to write, coalesced.
+//!
+//! At most one pending notification per list type and per URI: a burst of changes to the same
+//! thing collapses into one write (the newest event's frame), so a slow reader costs bounded
+//! memory and never loses a change — the last notification it reads is newer than every change
+//! it missed. A plain sync struct; the stream body drives it.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use mcp_fleet_protocol::sse::NotificationFrame;
+
+/// Index of a list type in [`PendingSet`] slots.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ListSlot {
+    Tools = 0,
+    Prompts = 1,
+    Resources = 2,
+}
+
+/// Pending notifications of one subscription, plus its keepalive and closing flags.
+#[derive(Debug, Default)]
+pub(crate) struct PendingSet {
+    lists: [Option<Arc<NotificationFrame>>; 3],
+    uris: HashMap<Arc<str>, Arc<NotificationFrame>>,
+    /// A keepalive comment is due (written only if nothing else is).
+    pub(crate) keepalive: bool,
+    /// The server is closing this stream: write the completion result and end.
+    pub(crate) closing: bool,
+}
+
+impl PendingSet {
+    /// Queue a list-change frame; returns `true` if it replaced (coalesced) a pending one.
+    pub(crate) fn offer_list(&mut self, slot: ListSlot, frame: Arc<NotificationFrame>) -> bool {
+        self.lists[slot as usize].replace(frame).is_some()
+    }
+
+    /// Queue a resource-updated frame; returns `true` if it coalesced a pending one.
+    pub(crate) fn offer_uri(&mut self, uri: Arc<str>, frame: Arc<NotificationFrame>) -> bool {
+        self.uris.insert(uri, frame).is_some()
+    }
+
+    /// Whether nothing is pending.
+    #[cfg(test)]
+    pub(crate) fn is_empty(&self) -> bool {
+        self.lists.iter().all(Option::is_none) && self.uris.is_empty()
+    }
+
+    /// Write every pending frame, stamped with the subscription id, into one buffer (one write
+    /// to the socket for all of them); returns how many frames were written.
+    pub(crate) fn drain_into(&mut self, buf: &mut Vec<u8>, subscription_id_json: &[u8]) -> usize {
+        let mut written = 0;
+        for frame in self.lists.iter_mut().filter_map(Option::take) {
+            frame.write(buf, subscription_id_json);
+            written += 1;
+        }
+        for (_, frame) in self.uris.drain() {
+            frame.write(buf, subscription_id_json);
+            written += 1;
+        }
+        written
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn frame(method: &str, uri: Option<&str>, version: u64) -> Arc<NotificationFrame> {
+        Arc::new(NotificationFrame::new(method, uri, &json!({"version": version})))
+    }
+
+    #[test]
+    fn coalesces_per_type_and_uri_keeping_the_newest() {
+        let mut p = PendingSet::default();
+        assert!(!p.offer_list(ListSlot::Tools, frame("t", None, 1)));
+        assert!(p.offer_list(ListSlot::Tools, frame("t", None, 2)));
+        assert!(!p.offer_uri("a".into(), frame("u", Some("a"), 3)));
+        assert!(p.offer_uri("a".into(), frame("u", Some("a"), 4)));
+        assert!(!p.offer_uri("b".into(), frame("u", Some("b"), 5)));
+        let mut buf = Vec::new();
+        assert_eq!(p.drain_into(&mut buf, b"1"), 3);
+        let text = String::from_utf8(buf).unwrap();
+        assert!(text.contains("\"version\":2") && text.contains("\"version\":4") && text.contains("\"version\":5"));
+        assert!(!text.contains("\"version\":1") && !text.contains("\"version\":3"));
+        assert!(p.is_empty());
+    }
+
+    #[test]
+    fn any_offer_sequence_ends_with_the_newest_frame_of_each_key() {
+        // Property: for every sequence of offers over 2 list slots and 2 URIs, draining once
+        // yields exactly one frame per distinct key, carrying that key's last version.
+        let keys =
+            [(Some(ListSlot::Tools), None), (Some(ListSlot::Prompts), None), (None, Some("a")), (None, Some("b"))];
+        for seq in 0..4u32.pow(5) {
+            let mut p = PendingSet::default();
+            let mut last = [None; 4];
+            let mut s = seq;
+            for version in 0..5u64 {
+                let k = (s % 4) as usize;
+                s /= 4;
+                match keys[k] {
+                    (Some(slot), _) => p.offer_list(slot, frame("l", None, version)),
+                    (_, Some(uri)) => p.offer_uri(uri.into(), frame("u", Some(uri), version)),
+                    _ => unreachable!(),
+                };
+                last[k] = Some(version);
+            }
+            let mut buf = Vec::new();
+            let n = p.drain_into(&mut buf, b"1");
+            assert_eq!(n, last.iter().flatten().count());
+            let text = String::from_utf8(buf).unwrap();
+            for v in last.iter().flatten() {
+                assert!(text.contains(&format!("\"version\":{v}}}")), "seq {seq}: missing version {v}");
+            }
+        }
+    }
+}

@@ -1,0 +1,290 @@
+//! [`ListenRouter`]: every open listen stream on this node, indexed by scope, list type and
+//! URI, so delivering an event costs O(matching streams).
+//!
+//! The router turns bus events into notifications: it serializes each event's frame once, finds
+//! the matching subscriptions through the indexes, marks their pending sets and wakes them. It
+//! also runs the keepalive tick, the conservative invalidation after a bus gap, and the graceful
+//! close on shutdown.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, RwLock};
+
+use mcp_fleet_bus::{EventEnvelope, EventKind};
+use mcp_fleet_protocol::envelope::FLEET_EVENT_KEY;
+use mcp_fleet_protocol::sse::NotificationFrame;
+use mcp_fleet_protocol::{RequestId, RpcError, SubscriptionFilter};
+use serde_json::{Value, json};
+
+use super::pending::ListSlot;
+use super::stream::ListenBody;
+use super::subscription::Subscription;
+use crate::metrics::Metrics;
+
+/// Limits of the listen path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ListenLimits {
+    /// Open listen streams per handler; past it a listen gets `-32603` before the ack.
+    /// Default 10 000.
+    pub max_streams: usize,
+    /// URIs in one listen's `resourceSubscriptions`; past it `-32602`. Default 1 000.
+    pub max_uris_per_listen: usize,
+    /// Interval of `: keepalive` comments on idle streams; zero disables. Default 15 s.
+    pub keepalive: std::time::Duration,
+}
+
+impl Default for ListenLimits {
+    fn default() -> Self {
+        ListenLimits { max_streams: 10_000, max_uris_per_listen: 1_000, keepalive: std::time::Duration::from_secs(15) }
+    }
+}
+
+type Subs = HashMap<u64, Arc<Subscription>>;
+
+#[derive(Default)]
+struct ScopeIndex {
+    lists: [Subs; 3],
+    uris: HashMap<Arc<str>, Subs>,
+}
+
+#[derive(Default)]
+struct Registry {
+    all: Subs,
+    scopes: HashMap<Option<String>, ScopeIndex>,
+}
+
+/// All listen streams of one handler. Cheap to clone.
+#[derive(Clone)]
+pub(crate) struct ListenRouter {
+    inner: Arc<RouterInner>,
+}
+
+struct RouterInner {
+    /// Read-locked to deliver, write-locked to (un)register; never held across `.await`.
+    registry: RwLock<Registry>,
+    next_key: AtomicU64,
+    closing: AtomicBool,
+    limits: ListenLimits,
+    metrics: Metrics,
+}
+
+fn slot(kind: EventKind) -> Option<ListSlot> {
+    match kind {
+        EventKind::ToolsListChanged => Some(ListSlot::Tools),
+        EventKind::PromptsListChanged => Some(ListSlot::Prompts),
+        EventKind::ResourcesListChanged => Some(ListSlot::Resources),
+        EventKind::ResourceUpdated => None,
+    }
+}
+
+fn method(kind: EventKind) -> &'static str {
+    match kind {
+        EventKind::ToolsListChanged => "notifications/tools/list_changed",
+        EventKind::PromptsListChanged => "notifications/prompts/list_changed",
+        EventKind::ResourcesListChanged => "notifications/resources/list_changed",
+        EventKind::ResourceUpdated => "notifications/resources/updated",
+    }
+}
+
+fn follows(filter: &SubscriptionFilter, slot: ListSlot) -> bool {
+    match slot {
+        ListSlot::Tools => filter.tools_list_changed,
+        ListSlot::Prompts => filter.prompts_list_changed,
+        ListSlot::Resources => filter.resources_list_changed,
+    }
+}
+
+const SLOTS: [ListSlot; 3] = [ListSlot::Tools, ListSlot::Prompts, ListSlot::Resources];
+const SLOT_KINDS: [EventKind; 3] =
+    [EventKind::ToolsListChanged, EventKind::PromptsListChanged, EventKind::ResourcesListChanged];
+
+impl ListenRouter {
+    pub(crate) fn new(limits: ListenLimits, metrics: Metrics) -> Self {
+        let inner = RouterInner {
+            registry: RwLock::default(),
+            next_key: AtomicU64::new(1),
+            closing: AtomicBool::new(false),
+            limits,
+            metrics,
+        };
+        ListenRouter { inner: Arc::new(inner) }
+    }
+
+    pub(crate) fn limits(&self) -> &ListenLimits {
+        &self.inner.limits
+    }
+
+    /// Register a stream *before* its ack is written (LSTN-5): the returned body starts with the
+    /// ack, and anything delivered from now on is held in its pending set until then.
+    pub(crate) fn register(
+        &self,
+        scope: Option<String>,
+        filter: SubscriptionFilter,
+        request_id: RequestId,
+        server_info: Arc<Value>,
+    ) -> Result<ListenBody, RpcError> {
+        if self.inner.closing.load(Ordering::Acquire) {
+            return Err(RpcError::internal("Server is shutting down; reconnect to another replica"));
+        }
+        let key = self.inner.next_key.fetch_add(1, Ordering::Relaxed);
+        let sub = Arc::new(Subscription::new(key, scope, filter, request_id, server_info));
+        {
+            let mut reg = self.write();
+            if reg.all.len() >= self.inner.limits.max_streams {
+                self.inner.metrics.listen_refused.inc();
+                return Err(RpcError::internal("Subscription limit reached"));
+            }
+            reg.all.insert(key, sub.clone());
+            let index = reg.scopes.entry(sub.scope.clone()).or_default();
+            for s in SLOTS {
+                if follows(&sub.filter, s) {
+                    index.lists[s as usize].insert(key, sub.clone());
+                }
+            }
+            for uri in &sub.filter.resource_subscriptions {
+                index.uris.entry(Arc::from(uri.as_str())).or_default().insert(key, sub.clone());
+            }
+        }
+        self.inner.metrics.listen_open.inc();
+        self.inner.metrics.listen_opened.inc();
+        Ok(ListenBody::new(sub, self.clone()))
+    }
+
+    /// Remove a stream (its body was dropped: client closed, or the stream ended).
+    pub(crate) fn unregister(&self, sub: &Subscription) {
+        let mut reg = self.write();
+        if reg.all.remove(&sub.key).is_none() {
+            return;
+        }
+        if let Some(index) = reg.scopes.get_mut(&sub.scope) {
+            for s in &mut index.lists {
+                s.remove(&sub.key);
+            }
+            for uri in &sub.filter.resource_subscriptions {
+                if let Some(subs) = index.uris.get_mut(uri.as_str()) {
+                    subs.remove(&sub.key);
+                    if subs.is_empty() {
+                        index.uris.remove(uri.as_str());
+                    }
+                }
+            }
+            if index.lists.iter().all(HashMap::is_empty) && index.uris.is_empty() {
+                reg.scopes.remove(&sub.scope);
+            }
+        }
+        drop(reg);
+        self.inner.metrics.listen_open.dec();
+    }
+
+    /// Deliver one bus event to every matching local stream; returns how many were marked.
+    pub(crate) fn deliver(&self, event: &EventEnvelope) -> usize {
+        let meta = json!({"version": event.version, "publishedAtMs": event.published_at_ms});
+        let frame = Arc::new(NotificationFrame::new(method(event.kind), event.uri.as_deref(), &meta));
+        let uri: Option<Arc<str>> = event.uri.as_deref().map(Arc::from);
+        let reg = self.read();
+        let mut marked = 0;
+        let mut coalesced = 0;
+        let mut offer = |index: &ScopeIndex| {
+            let targets = match (slot(event.kind), &uri) {
+                (Some(s), _) => Some(&index.lists[s as usize]),
+                (None, Some(uri)) => index.uris.get(uri),
+                (None, None) => None,
+            };
+            for sub in targets.into_iter().flat_map(HashMap::values) {
+                let replaced = sub.update(|p| match (slot(event.kind), &uri) {
+                    (Some(s), _) => p.offer_list(s, frame.clone()),
+                    (None, Some(uri)) => p.offer_uri(uri.clone(), frame.clone()),
+                    (None, None) => false,
+                });
+                marked += 1;
+                coalesced += u64::from(replaced);
+            }
+        };
+        match &event.scope {
+            // A global event reaches every scope; a scoped one only its own (tenant isolation).
+            None => reg.scopes.values().for_each(&mut offer),
+            Some(scope) => {
+                if let Some(index) = reg.scopes.get(&Some(scope.clone())) {
+                    offer(index);
+                }
+            }
+        }
+        drop(reg);
+        self.inner.metrics.events_delivered.inc();
+        self.inner.metrics.coalesced.inc_by(coalesced);
+        marked
+    }
+
+    /// After a bus gap: every stream gets a notification for every type and URI it follows —
+    /// a spurious refresh is harmless, a missed one is not.
+    pub(crate) fn invalidate_all(&self) {
+        let meta = json!({"gap": true});
+        let lists: Vec<Arc<NotificationFrame>> =
+            SLOT_KINDS.iter().map(|k| Arc::new(NotificationFrame::new(method(*k), None, &meta))).collect();
+        let mut uri_frames: HashMap<&str, (Arc<str>, Arc<NotificationFrame>)> = HashMap::new();
+        let reg = self.read();
+        for sub in reg.all.values() {
+            let uris: Vec<_> = sub
+                .filter
+                .resource_subscriptions
+                .iter()
+                .map(|u| {
+                    uri_frames
+                        .entry(u.as_str())
+                        .or_insert_with(|| {
+                            let frame = NotificationFrame::new(method(EventKind::ResourceUpdated), Some(u), &meta);
+                            (Arc::from(u.as_str()), Arc::new(frame))
+                        })
+                        .clone()
+                })
+                .collect();
+            sub.update(|p| {
+                for s in SLOTS {
+                    if follows(&sub.filter, s) {
+                        p.offer_list(s, lists[s as usize].clone());
+                    }
+                }
+                for (uri, frame) in uris {
+                    p.offer_uri(uri, frame);
+                }
+            });
+        }
+    }
+
+    /// Mark every stream for a keepalive comment (written only if it has nothing else to say).
+    pub(crate) fn keepalive_tick(&self) {
+        for sub in self.read().all.values() {
+            sub.update(|p| p.keepalive = true);
+        }
+    }
+
+    /// Refuse new streams and ask every open one to write its completion result and end.
+    pub(crate) fn close_all(&self) {
+        self.inner.closing.store(true, Ordering::Release);
+        for sub in self.read().all.values() {
+            sub.update(|p| p.closing = true);
+        }
+    }
+
+    /// Number of open streams.
+    pub(crate) fn open_streams(&self) -> usize {
+        self.read().all.len()
+    }
+
+    pub(crate) fn metrics(&self) -> &Metrics {
+        &self.inner.metrics
+    }
+
+    fn read(&self) -> std::sync::RwLockReadGuard<'_, Registry> {
+        // Registry updates are single map operations; a panic cannot leave it half-updated in
+        // a way that matters more than losing the server, so use it even if poisoned.
+        self.inner.registry.read().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn write(&self) -> std::sync::RwLockWriteGuard<'_, Registry> {
+        self.inner.registry.write().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// The `_meta` key under which notifications carry the event's version and publish time.
+pub const EVENT_META_KEY: &str = FLEET_EVENT_KEY;

@@ -1,0 +1,88 @@
+//! [`ListenBody`]: the SSE response body of one listen stream.
+//!
+//! It is polled by the connection task that owns the socket — no task or channel of its own.
+//! Each poll writes the ack (first), then everything pending, in one buffer; when nothing is
+//! pending but a keepalive is due, a comment; when the server closes, the completion result and
+//! then the end of the stream. Dropping it (client gone) unregisters the subscription.
+
+use std::convert::Infallible;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use bytes::Bytes;
+use http_body::{Body, Frame, SizeHint};
+use mcp_fleet_protocol::sse;
+
+use super::router::ListenRouter;
+use super::subscription::Subscription;
+
+/// The body of a `subscriptions/listen` response.
+pub struct ListenBody {
+    sub: Arc<Subscription>,
+    router: ListenRouter,
+    ack: Option<Vec<u8>>,
+    done: bool,
+}
+
+impl std::fmt::Debug for ListenBody {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ListenBody").field("key", &self.sub.key).field("done", &self.done).finish()
+    }
+}
+
+impl ListenBody {
+    pub(crate) fn new(sub: Arc<Subscription>, router: ListenRouter) -> Self {
+        let mut ack = Vec::with_capacity(256);
+        sse::ack_event(&mut ack, &sub.request_id, &sub.filter.to_wire());
+        ListenBody { sub, router, ack: Some(ack), done: false }
+    }
+
+    /// Everything due now, in one buffer (empty when nothing is).
+    fn collect(&mut self) -> Vec<u8> {
+        let mut buf = self.ack.take().unwrap_or_default();
+        let mut state = self.sub.state();
+        let written = state.drain_into(&mut buf, &self.sub.id_json);
+        if buf.is_empty() && state.keepalive {
+            buf.extend_from_slice(sse::KEEPALIVE);
+        }
+        state.keepalive = false;
+        let closing = state.closing;
+        drop(state);
+        self.router.metrics().frames_written.inc_by(written as u64);
+        if closing {
+            sse::close_event(&mut buf, &self.sub.request_id, &self.sub.server_info);
+            self.done = true;
+        }
+        buf
+    }
+}
+
+impl Body for ListenBody {
+    type Data = Bytes;
+    type Error = Infallible;
+
+    fn poll_frame(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
+        if self.done {
+            return Poll::Ready(None);
+        }
+        // Register before looking, so a delivery racing with this poll still wakes us.
+        self.sub.waker.register(cx.waker());
+        let buf = self.collect();
+        if buf.is_empty() { Poll::Pending } else { Poll::Ready(Some(Ok(Frame::data(Bytes::from(buf))))) }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.done
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        SizeHint::default()
+    }
+}
+
+impl Drop for ListenBody {
+    fn drop(&mut self) {
+        self.router.unregister(&self.sub);
+    }
+}

@@ -1,0 +1,61 @@
+//! [`Subscription`]: one open listen stream as the router sees it — its scope, honoured filter,
+//! stamped id, pending set and the waker of the body that writes it.
+//!
+//! Delivery is: lock the pending set (uncontended: only this stream's body and the router touch
+//! it), mark, unlock, wake. No queue, no task hop: the connection task polling the body writes
+//! everything pending in one buffer.
+
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use atomic_waker::AtomicWaker;
+use mcp_fleet_protocol::{RequestId, SubscriptionFilter};
+use serde_json::Value;
+
+use super::pending::PendingSet;
+
+/// One open listen stream.
+#[derive(Debug)]
+pub(crate) struct Subscription {
+    /// Router-local key.
+    pub(crate) key: u64,
+    /// Tenant scope of the principal that opened it.
+    pub(crate) scope: Option<String>,
+    /// The honoured filter.
+    pub(crate) filter: SubscriptionFilter,
+    /// The listen request's id (echoed in the completion result).
+    pub(crate) request_id: RequestId,
+    /// The id as compact JSON, spliced into every frame.
+    pub(crate) id_json: Box<[u8]>,
+    /// `serverInfo` of the server that opened it, for the completion result.
+    pub(crate) server_info: Arc<Value>,
+    state: Mutex<PendingSet>,
+    pub(crate) waker: AtomicWaker,
+}
+
+impl Subscription {
+    pub(crate) fn new(
+        key: u64,
+        scope: Option<String>,
+        filter: SubscriptionFilter,
+        request_id: RequestId,
+        server_info: Arc<Value>,
+    ) -> Self {
+        let id_json = request_id.to_json().into_bytes().into_boxed_slice();
+        let (state, waker) = (Mutex::default(), AtomicWaker::new());
+        Subscription { key, scope, filter, request_id, id_json, server_info, state, waker }
+    }
+
+    /// Lock the pending set.
+    pub(crate) fn state(&self) -> MutexGuard<'_, PendingSet> {
+        // The pending set holds no invariant a panic could break halfway (each offer is one
+        // map insert), so a poisoned lock is still usable.
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Change the pending set and wake the body; returns what `f` returned.
+    pub(crate) fn update<R>(&self, f: impl FnOnce(&mut PendingSet) -> R) -> R {
+        let r = f(&mut self.state());
+        self.waker.wake();
+        r
+    }
+}

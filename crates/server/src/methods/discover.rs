@@ -1,0 +1,36 @@
+//! `server/discover` (spec digest §9): versions, capabilities, instructions, cacheable.
+
+use mcp_fleet_protocol::SUPPORTED_VERSIONS;
+use mcp_fleet_protocol::types::stamp_result;
+use serde_json::{Value, json};
+
+use super::Incoming;
+use crate::catalog::Catalog;
+
+/// The capabilities a catalog advertises: identical on every replica serving the same code.
+pub(crate) fn capabilities(catalog: &Catalog) -> Value {
+    let mut caps = json!({
+        "tools": {"listChanged": true},
+        "resources": {"subscribe": true, "listChanged": true},
+        "prompts": {"listChanged": true},
+        "logging": {}
+    });
+    if catalog.completion.is_some() {
+        caps["completions"] = json!({});
+    }
+    caps
+}
+
+pub(super) fn discover(req: &Incoming<'_>) -> Value {
+    let mut result = json!({
+        "supportedVersions": SUPPORTED_VERSIONS,
+        "capabilities": capabilities(&req.catalog),
+    });
+    if let Some(instructions) = &req.server.inner.instructions {
+        result["instructions"] = json!(instructions);
+    }
+    let Value::Object(mut obj) = result else { unreachable!("built as an object above") };
+    req.server.inner.cache.discover.apply(&mut obj);
+    stamp_result(&mut obj, req.server.info());
+    Value::Object(obj)
+}

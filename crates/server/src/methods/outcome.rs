@@ -1,0 +1,128 @@
+//! Shared by the three methods that may answer `input_required` (`tools/call`, `prompts/get`,
+//! `resources/read`): reading a retry's `inputResponses`/`requestState`, and turning a
+//! handler's [`Outcome`] into a stamped result object.
+
+use mcp_fleet_protocol::RpcError;
+use mcp_fleet_protocol::envelope::RequestMeta;
+use mcp_fleet_protocol::types::{CacheHint, stamp_result};
+use serde::Serialize;
+use serde_json::{Map, Value, json};
+
+use super::state::StateCodec;
+use crate::context::CallContext;
+use crate::outcome::{InputRequired, Outcome};
+
+/// What binds a state token to its request: method, target, caller.
+pub(super) fn binding(method: &str, target: &str, ctx: &CallContext) -> String {
+    let who = ctx.principal.as_ref().map(|p| p.id.as_str()).unwrap_or("");
+    format!("{method}\0{target}\0{who}")
+}
+
+fn invalid_state() -> RpcError {
+    RpcError::invalid_params("Invalid or expired requestState")
+        .with_data(json!({"reason": "invalid_request_state"}))
+        .in_band()
+}
+
+/// Read a retry's `inputResponses` and `requestState` into the call context (MRTR-5, MRTR-6).
+pub(super) fn read_retry(
+    params: &Map<String, Value>,
+    codec: Option<&StateCodec>,
+    binding: &str,
+    ctx: &mut CallContext,
+) -> Result<(), RpcError> {
+    match params.get("inputResponses") {
+        None => {}
+        Some(Value::Object(responses)) if responses.values().all(Value::is_object) => {
+            ctx.input_responses = Some(Value::Object(responses.clone()));
+        }
+        Some(_) => {
+            return Err(
+                RpcError::invalid_params("inputResponses must be an object whose values are result objects").in_band()
+            );
+        }
+    }
+    ctx.request_state = match (params.get("requestState"), codec) {
+        (None, _) => None,
+        (Some(Value::String(token)), Some(codec)) => Some(codec.verify(token, binding).ok_or_else(invalid_state)?),
+        (Some(Value::String(raw)), None) => Some(Value::String(raw.clone())),
+        (Some(_), _) => return Err(invalid_state()),
+    };
+    Ok(())
+}
+
+/// Turn an outcome into the result object: stamped, with cache hints on complete results
+/// when the method is cacheable, and signed state on `input_required`.
+pub(super) fn finish<T: Serialize>(
+    outcome: Outcome<T>,
+    info: &Value,
+    cache: Option<CacheHint>,
+    codec: Option<&StateCodec>,
+    binding: &str,
+    meta: &RequestMeta,
+) -> Result<Value, RpcError> {
+    let mut result = match outcome {
+        Outcome::Complete(value) => {
+            let Ok(Value::Object(mut obj)) = serde_json::to_value(value) else {
+                return Err(RpcError::internal("Handler result is not a JSON object"));
+            };
+            obj.insert("resultType".into(), json!("complete"));
+            if let Some(cache) = cache {
+                cache.apply(&mut obj);
+            }
+            obj
+        }
+        Outcome::InputRequired(ir) => input_required(ir, codec, binding, meta)?,
+    };
+    stamp_result(&mut result, info);
+    Ok(Value::Object(result))
+}
+
+fn input_required(
+    ir: InputRequired,
+    codec: Option<&StateCodec>,
+    binding: &str,
+    meta: &RequestMeta,
+) -> Result<Map<String, Value>, RpcError> {
+    if ir.input_requests.is_empty() && ir.request_state.is_none() {
+        return Err(RpcError::internal("input_required needs inputRequests or requestState"));
+    }
+    for request in ir.input_requests.values() {
+        if let Some(missing) = meta.missing_capabilities(&capability_for(request)) {
+            return Err(RpcError::missing_capability(missing));
+        }
+    }
+    let mut obj = Map::new();
+    obj.insert("resultType".into(), json!("input_required"));
+    if !ir.input_requests.is_empty() {
+        obj.insert("inputRequests".into(), Value::Object(ir.input_requests));
+    }
+    if let Some(state) = ir.request_state {
+        let token = match (codec, state) {
+            (Some(codec), payload) => codec.sign(&payload, binding),
+            (None, Value::String(raw)) => raw,
+            (None, payload) => payload.to_string(),
+        };
+        obj.insert("requestState".into(), Value::String(token));
+    }
+    Ok(obj)
+}
+
+/// The client capability an input request needs (MRTR-3).
+fn capability_for(request: &Value) -> Value {
+    let params = request.get("params");
+    match request.get("method").and_then(Value::as_str) {
+        Some("elicitation/create") if params.and_then(|p| p.get("mode")).and_then(Value::as_str) == Some("url") => {
+            json!({"elicitation": {"url": {}}})
+        }
+        Some("elicitation/create") => json!({"elicitation": {}}),
+        Some("sampling/createMessage")
+            if params.is_some_and(|p| p.get("tools").is_some() || p.get("toolChoice").is_some()) =>
+        {
+            json!({"sampling": {"tools": {}}})
+        }
+        Some("sampling/createMessage") => json!({"sampling": {}}),
+        Some("roots/list") => json!({"roots": {}}),
+        _ => json!({}),
+    }
+}

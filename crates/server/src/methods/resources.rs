@@ -1,0 +1,59 @@
+//! `resources/read` (spec digest §11): static resources first, then templates; an unknown URI
+//! is `-32602` with `data.uri` (never an empty `contents`).
+
+use futures_util::FutureExt;
+use mcp_fleet_protocol::RpcError;
+use mcp_fleet_protocol::types::ResourceContents;
+use serde::Serialize;
+use serde_json::{Map, json};
+
+use super::outcome::{binding, finish, read_retry};
+use super::{Incoming, Prepared};
+use crate::catalog::ResourceRead;
+use crate::outcome::Outcome;
+
+#[derive(Serialize)]
+struct ReadResult {
+    contents: Vec<ResourceContents>,
+}
+
+pub(super) fn prepare_read(req: Incoming<'_>) -> Prepared {
+    let uri = match req.string_param("uri") {
+        Ok(uri) => uri,
+        Err(e) => return Prepared::Immediate(Err(e)),
+    };
+    let found = match req.catalog.resources.get(&uri) {
+        Some(entry) => Some((entry.read.clone(), Map::new())),
+        None => {
+            req.catalog.templates.enabled().find_map(|t| t.pattern.matches(&uri).map(|vars| (t.read.clone(), vars)))
+        }
+    };
+    let Some((read, variables)) = found else {
+        let err = RpcError::invalid_params(format!("Resource not found: {uri}")).with_data(json!({"uri": uri}));
+        return Prepared::Immediate(Err(err.in_band()));
+    };
+    let (mut ctx, notifications) = req.call_context();
+    let bind = binding("resources/read", &uri, &ctx);
+    if let Err(e) = read_retry(&req.params, req.shared.state_codec.as_ref(), &bind, &mut ctx) {
+        return Prepared::Immediate(Err(e));
+    }
+    // A retry's result must not be cached (CACHE-3); otherwise the configured hint.
+    let cache = if ctx.input_responses.is_some() || ctx.request_state.is_some() {
+        mcp_fleet_protocol::types::CacheHint::NONE
+    } else {
+        req.server.inner.cache.reads
+    };
+    let (info, codec, meta) = (req.server.info().clone(), req.shared.state_codec.clone(), req.meta.clone());
+    let future = async move {
+        let outcome = match read(ResourceRead { uri: uri.clone(), variables, ctx }).await? {
+            Outcome::Complete(contents) if contents.is_empty() => {
+                return Err(RpcError::internal(format!("Resource {uri} produced no contents")));
+            }
+            Outcome::Complete(contents) => Outcome::Complete(ReadResult { contents }),
+            Outcome::InputRequired(ir) => Outcome::InputRequired(ir),
+        };
+        finish(outcome, &info, Some(cache), codec.as_ref(), &bind, &meta)
+    }
+    .boxed();
+    Prepared::Call { future, notifications }
+}

@@ -1,0 +1,54 @@
+//! `tools/call` (spec digest §10): capability gate and `Mcp-Param-*` checks before dispatch,
+//! argument check, then the tool's handler.
+
+use futures_util::FutureExt;
+use mcp_fleet_protocol::RpcError;
+use mcp_fleet_protocol::headers::check_param_headers;
+use mcp_fleet_protocol::schema::check_arguments;
+use mcp_fleet_protocol::types::CallToolResult;
+use serde_json::Value;
+
+use super::outcome::{binding, finish, read_retry};
+use super::{Incoming, Prepared};
+use crate::catalog::ToolCall;
+
+pub(super) fn prepare_call(req: Incoming<'_>) -> Result<Prepared, RpcError> {
+    let name = match req.string_param("name") {
+        Ok(name) => name,
+        Err(e) => return Ok(Prepared::Immediate(Err(e))),
+    };
+    let Some(entry) = req.catalog.tools.get(&name).cloned() else {
+        let err =
+            RpcError::invalid_params(format!("Unknown tool: {name}")).with_data(serde_json::json!({"name": name}));
+        return Ok(Prepared::Immediate(Err(err.in_band())));
+    };
+    // Step 11: declared capability requirements, before any stream opens (so 400 is possible).
+    if let Some(missing) = entry.required_capabilities.as_ref().and_then(|r| req.meta.missing_capabilities(r)) {
+        return Err(RpcError::missing_capability(missing));
+    }
+    let arguments = match req.object_param("arguments") {
+        Ok(a) => a,
+        Err(e) => return Ok(Prepared::Immediate(Err(e))),
+    };
+    // Step 12: every x-mcp-header declaration must be mirrored faithfully.
+    check_param_headers(req.headers, &entry.param_headers, &Value::Object(arguments.clone()))?;
+
+    let (mut ctx, notifications) = req.call_context();
+    let bind = binding("tools/call", &name, &ctx);
+    if let Err(e) = read_retry(&req.params, req.shared.state_codec.as_ref(), &bind, &mut ctx) {
+        return Ok(Prepared::Immediate(Err(e)));
+    }
+    let info = req.server.info().clone();
+    let codec = req.shared.state_codec.clone();
+    let meta = req.meta.clone();
+    if let Err(problem) = check_arguments(&entry.def.input_schema, &arguments) {
+        let result = finish(CallToolResult::error(problem).into(), &info, None, None, "", &meta);
+        return Ok(Prepared::Immediate(result));
+    }
+    let future = async move {
+        let outcome = (entry.run)(ToolCall { arguments, ctx }).await?;
+        finish(outcome, &info, None, codec.as_ref(), &bind, &meta)
+    }
+    .boxed();
+    Ok(Prepared::Call { future, notifications })
+}

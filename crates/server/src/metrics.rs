@@ -1,0 +1,87 @@
+//! Operational metrics in the Prometheus/OpenMetrics text format (prometheus-client).
+//!
+//! Counters for the listen path (open streams, frames written, coalesced notifications) and
+//! the bus consumer (events, duplicates dropped, gaps and the conservative invalidations they
+//! trigger), plus the bus backend's own counters read at scrape time.
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+use mcp_fleet_bus::{BusCounters, ServerEventBus};
+use prometheus_client::collector::Collector;
+use prometheus_client::encoding::{DescriptorEncoder, EncodeMetric};
+use prometheus_client::metrics::counter::{ConstCounter, Counter};
+use prometheus_client::metrics::gauge::{ConstGauge, Gauge};
+use prometheus_client::registry::Registry;
+
+/// The handler's metrics. Cheap to clone (counters are `Arc`s inside).
+#[derive(Debug, Clone, Default)]
+pub struct Metrics {
+    /// Open listen streams.
+    pub listen_open: Gauge,
+    /// Listen streams opened since start.
+    pub listen_opened: Counter,
+    /// Listen requests refused at capacity.
+    pub listen_refused: Counter,
+    /// Notification frames written to listen streams.
+    pub frames_written: Counter,
+    /// Notifications coalesced into a pending one (slow readers).
+    pub coalesced: Counter,
+    /// Bus events delivered to the listen router.
+    pub events_delivered: Counter,
+    /// Bus events dropped as duplicates.
+    pub duplicates_dropped: Counter,
+    /// Gaps reported by the bus.
+    pub gaps: Counter,
+    /// HTTP requests answered.
+    pub requests: Counter,
+}
+
+impl Metrics {
+    /// Encode every metric, including `bus`'s counters, as OpenMetrics text.
+    pub fn encode(&self, bus: &Arc<dyn ServerEventBus>) -> String {
+        let mut registry = Registry::with_prefix("mcp_fleet");
+        let m = self.clone();
+        registry.register("listen_streams_open", "Open subscriptions/listen streams", m.listen_open);
+        registry.register("listen_streams_opened", "Listen streams opened", m.listen_opened);
+        registry.register("listen_streams_refused", "Listen requests refused at capacity", m.listen_refused);
+        registry.register("listen_frames_written", "Notification frames written to listen streams", m.frames_written);
+        registry.register("listen_coalesced", "Notifications coalesced into a pending one", m.coalesced);
+        registry.register("bus_events_delivered", "Bus events handed to the listen router", m.events_delivered);
+        registry.register("bus_duplicates_dropped", "Bus events dropped as duplicates", m.duplicates_dropped);
+        registry.register("bus_gaps", "Gaps detected (each triggers a conservative invalidation)", m.gaps);
+        registry.register("http_requests", "HTTP requests answered", m.requests);
+        registry.register_collector(Box::new(BusCollector {
+            counters: bus.counters(),
+            connected: bus.status().is_connected(),
+        }));
+        let mut out = String::new();
+        // Encoding into a String cannot fail.
+        let _ = prometheus_client::encoding::text::encode(&mut out, &registry);
+        out
+    }
+}
+
+#[derive(Debug)]
+struct BusCollector {
+    counters: Arc<BusCounters>,
+    connected: bool,
+}
+
+impl Collector for BusCollector {
+    fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
+        let c = &self.counters;
+        for (name, help, value) in [
+            ("bus_published", "Events published through this node", &c.published),
+            ("bus_received", "Events received from the broker", &c.received),
+            ("bus_undecodable", "Broker payloads that could not be decoded", &c.undecodable),
+            ("bus_backend_gaps", "Gaps reported by the backend", &c.gaps),
+            ("bus_reconnects", "Reconnections to the broker", &c.reconnects),
+        ] {
+            let counter = ConstCounter::new(value.load(Ordering::Relaxed));
+            counter.encode(encoder.encode_descriptor(name, help, None, counter.metric_type())?)?;
+        }
+        let up = ConstGauge::new(i64::from(self.connected));
+        up.encode(encoder.encode_descriptor("bus_connected", "1 when the bus is connected", None, up.metric_type())?)
+    }
+}
