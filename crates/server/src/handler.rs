@@ -203,7 +203,7 @@ async fn consume_bus(shared: Arc<HandlerShared>, mut events: mcp_fleet_bus::BusS
     loop {
         let item = tokio::select! {
             item = events.next() => item,
-            _ = stop.wait_for(|s| *s) => return,
+            _ = crate::shutdown::signalled(&mut stop) => return,
         };
         match item {
             Some(BusItem::Event(event)) => {
@@ -233,7 +233,7 @@ async fn keepalive(router: ListenRouter, every: Duration, mut stop: watch::Recei
     loop {
         tokio::select! {
             _ = tick.tick() => router.keepalive_tick(),
-            _ = stop.wait_for(|s| *s) => return,
+            _ = crate::shutdown::signalled(&mut stop) => return,
         }
     }
 }

@@ -19,3 +19,9 @@ impl McpHandler {
         }
     }
 }
+
+/// Resolves once the shutdown signal is set (or its sender is gone).
+pub(crate) async fn signalled(rx: &mut tokio::sync::watch::Receiver<bool>) {
+    // The guard `wait_for` returns is not `Send`; drop it here so callers' futures stay `Send`.
+    let _ = rx.wait_for(|s| *s).await;
+}

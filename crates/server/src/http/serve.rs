@@ -42,7 +42,7 @@ impl McpHandler {
                         tokio::time::sleep(ACCEPT_BACKOFF).await;
                     }
                 },
-                _ = stop.wait_for(|s| *s) => break,
+                _ = crate::shutdown::signalled(&mut stop) => break,
             }
         }
         drop(listener);
