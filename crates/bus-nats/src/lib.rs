@@ -1,1 +1,72 @@
-//! placeholder
+//! A [`ServerEventBus`] on NATS, in one of two modes ([`NatsMode`]).
+//!
+//! - [`options`]: [`NatsBusOptions`], [`NatsMode`], [`NatsAuth`] and their defaults.
+//! - [`bus`]: [`NatsBus`].
+//! - [`subject`]: event subjects `<prefix>.<scope token>.<kind>`.
+//! - `connection`: connecting, credentials, connection events.
+//! - `jetstream`, `core`: publishing and the consumer task of each mode.
+//!
+//! # Delivery
+//!
+//! **JetStream** (default): publishing resolves once the stream acknowledged the message, and
+//! its version is the stream sequence (monotonic per bus). A consumer delivers every message
+//! stored after its `subscribe` resolved, at least once and in sequence order, resuming from
+//! its last sequence across reconnects and consumer failures; when retention (max messages,
+//! max age) discarded messages it had not read, it reports
+//! [`GapReason::HistoryTrimmed`](mcp_fleet_bus::GapReason::HistoryTrimmed).
+//!
+//! **Core** (weaker, documented contract): at-most-once. Publishing resolves once the server
+//! has the message (a flush round trip), but nothing is stored: a node that is disconnected
+//! or too slow misses messages, and reports [`GapReason::Reconnected`](mcp_fleet_bus::GapReason::Reconnected)
+//! or [`GapReason::SlowConsumer`](mcp_fleet_bus::GapReason::SlowConsumer) instead. Versions
+//! come from a counter on the publishing node, so they increase per publisher only.
+//!
+//! ```no_run
+//! use mcp_fleet_bus::{Change, EventKind, ServerEventBus};
+//! # async fn run() -> Result<(), mcp_fleet_bus::BusError> {
+//! let bus = mcp_fleet_bus_nats::connect("nats://127.0.0.1:4222", "node-a").await?;
+//! let _events = bus.subscribe().await?;
+//! let sent = bus.publish(Change::list(EventKind::ToolsListChanged)).await?;
+//! assert!(sent.version > 0);
+//! # Ok(())
+//! # }
+//! ```
+
+pub mod bus;
+mod connection;
+mod core;
+mod jetstream;
+pub mod options;
+pub mod subject;
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use mcp_fleet_bus::{BusError, ServerEventBus};
+
+pub use bus::NatsBus;
+pub use options::{NatsAuth, NatsBusOptions, NatsMode};
+
+/// Items buffered between a consumer task and its subscriber. When the subscriber is slow
+/// the task stops reading: JetStream keeps the messages; core NATS drops them and the client
+/// reports a slow consumer, which becomes a gap.
+const CHANNEL_CAPACITY: usize = 1024;
+
+/// Connect to `url` (`nats://host:4222`, credentials in the URL allowed) in JetStream mode
+/// with default options, publishing as `node_id`.
+pub async fn connect(url: &str, node_id: &str) -> Result<Arc<dyn ServerEventBus>, BusError> {
+    let bus = NatsBus::connect(NatsBusOptions::new(url, node_id)).await?;
+    Ok(Arc::new(bus))
+}
+
+/// Any async-nats error as a [`BusError::Backend`] (the bus turns it into `Unavailable` when
+/// the connection is down).
+fn backend_error(err: impl std::fmt::Display) -> BusError {
+    BusError::Backend(err.to_string())
+}
+
+/// Bound `future` by `timeout`.
+async fn within<T>(timeout: Duration, future: impl Future<Output = T>) -> Result<T, BusError> {
+    tokio::time::timeout(timeout, future).await.map_err(|_| BusError::Timeout(timeout))
+}

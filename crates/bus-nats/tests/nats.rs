@@ -1,0 +1,168 @@
+//! The NATS backend against a real NATS server with JetStream (127.0.0.1:4222, or
+//! `MCP_FLEET_NATS_URL`): the shared suite in both modes, delivery across forced reconnects,
+//! and gaps from retention and reconnects. Each test uses its own stream and subject prefix.
+//!
+//! Without a reachable NATS each test prints `skipped: …` and passes, unless
+//! `MCP_FLEET_REQUIRE_BROKERS=1`.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+use futures_util::StreamExt;
+use mcp_fleet_bus::testing::{self, SuiteOptions, next_event};
+use mcp_fleet_bus::{BusItem, BusStream, Change, EventKind, GapReason, ServerEventBus};
+use mcp_fleet_bus_nats::{NatsBus, NatsBusOptions, NatsMode};
+
+const TEST_TIMEOUT: Duration = Duration::from_secs(20);
+
+fn nats_url() -> String {
+    std::env::var("MCP_FLEET_NATS_URL").unwrap_or_else(|_| "nats://127.0.0.1:4222".into())
+}
+
+/// A JetStream admin context, or `None` (after printing why) when NATS is down and not required.
+async fn admin() -> Option<async_nats::jetstream::Context> {
+    let url = nats_url();
+    match tokio::time::timeout(Duration::from_secs(2), async_nats::connect(url.as_str())).await {
+        Ok(Ok(client)) => Some(async_nats::jetstream::new(client)),
+        _ if std::env::var("MCP_FLEET_REQUIRE_BROKERS").as_deref() == Ok("1") => {
+            panic!("nats not reachable at {url} and MCP_FLEET_REQUIRE_BROKERS=1")
+        }
+        _ => {
+            println!("skipped: nats not reachable at {url}");
+            None
+        }
+    }
+}
+
+/// Options for one test: a stream and prefix no other test uses.
+fn options(test: &str, node: &str, mode: NatsMode) -> NatsBusOptions {
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0);
+    let unique = format!("{test}_{}_{nanos}", std::process::id());
+    let mut options = NatsBusOptions::new(&nats_url(), node);
+    options.mode = mode;
+    options.stream_name = format!("MCPFT_{unique}");
+    options.subject_prefix = format!("mcpft.{unique}");
+    options.max_age = Duration::from_secs(300);
+    options
+}
+
+fn as_node(options: &NatsBusOptions, node: &str) -> NatsBusOptions {
+    let mut options = options.clone();
+    options.node_id = node.to_owned();
+    options
+}
+
+async fn cleanup(admin: &async_nats::jetstream::Context, options: &NatsBusOptions) {
+    let _ = admin.delete_stream(&options.stream_name).await;
+}
+
+async fn run_suite_in(mode: NatsMode, suite_options: SuiteOptions) {
+    let Some(admin) = admin().await else { return };
+    let base = options("suite", "node", mode);
+    let suite = testing::run_suite_with(
+        |i| {
+            let options = as_node(&base, &format!("node-{i}"));
+            async move { Arc::new(NatsBus::connect(options).await.expect("connect")) as Arc<dyn ServerEventBus> }
+        },
+        suite_options,
+    );
+    tokio::time::timeout(TEST_TIMEOUT, suite).await.expect("suite finished in time");
+    cleanup(&admin, &base).await;
+}
+
+#[tokio::test]
+async fn jetstream_passes_the_shared_bus_suite() {
+    run_suite_in(NatsMode::JetStream, SuiteOptions::default()).await;
+}
+
+#[tokio::test]
+async fn core_passes_the_shared_bus_suite_with_per_publisher_versions() {
+    run_suite_in(NatsMode::Core, SuiteOptions { versions_ordered_across_publishers: false }).await;
+}
+
+#[tokio::test]
+async fn jetstream_delivers_everything_across_forced_reconnects() {
+    let Some(admin) = admin().await else { return };
+    let base = options("reconnect", "consumer", NatsMode::JetStream);
+    let consumer = NatsBus::connect(base.clone()).await.expect("connect");
+    let publisher = NatsBus::connect(as_node(&base, "publisher")).await.expect("connect");
+    let mut stream = consumer.subscribe().await.expect("subscribe");
+
+    let mut sent = HashSet::new();
+    for i in 0..60 {
+        if i % 20 == 10 {
+            consumer.client().force_reconnect().await.expect("force reconnect");
+        }
+        sent.insert(publisher.publish(Change::resource(format!("test://r/{i}"))).await.expect("publish").event_id);
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+
+    let mut seen = HashSet::new();
+    let deadline = Instant::now() + TEST_TIMEOUT;
+    while !sent.is_subset(&seen) {
+        assert!(Instant::now() < deadline, "missing {} events", sent.difference(&seen).count());
+        seen.insert(next_event(&mut stream).await.event_id);
+    }
+    wait_until(|| consumer.counters().reconnects.load(Ordering::Relaxed) >= 2).await;
+    assert_eq!(consumer.counters().gaps.load(Ordering::Relaxed), 0);
+    assert!(consumer.status().is_connected());
+    cleanup(&admin, &base).await;
+}
+
+#[tokio::test]
+async fn jetstream_reports_history_discarded_by_retention() {
+    let Some(admin) = admin().await else { return };
+    let mut base = options("retention", "consumer", NatsMode::JetStream);
+    base.max_messages = 5;
+    let bus = NatsBus::connect(base.clone()).await.expect("connect");
+    for i in 0..20 {
+        bus.publish(Change::resource(format!("test://old/{i}"))).await.expect("publish");
+    }
+    // Resume as a node that handled up to version 3: 4..=15 were discarded, 16..=20 remain.
+    let mut stream = bus.subscribe_after(3).await.expect("subscribe");
+    assert_eq!(next_item(&mut stream).await, BusItem::Gap(GapReason::HistoryTrimmed));
+    for expected in 16..=20 {
+        assert_eq!(next_event(&mut stream).await.version, expected);
+    }
+    let live = bus.publish(Change::list(EventKind::ToolsListChanged)).await.expect("publish");
+    assert_eq!(next_event(&mut stream).await.event_id, live.event_id);
+    assert_eq!(bus.counters().gaps.load(Ordering::Relaxed), 1);
+    cleanup(&admin, &base).await;
+}
+
+#[tokio::test]
+async fn core_reports_a_gap_after_a_reconnect() {
+    let Some(_admin) = admin().await else { return };
+    let base = options("core_reconnect", "consumer", NatsMode::Core);
+    let bus = NatsBus::connect(base).await.expect("connect");
+    let mut stream = bus.subscribe().await.expect("subscribe");
+    bus.client().force_reconnect().await.expect("force reconnect");
+    assert_eq!(next_item(&mut stream).await, BusItem::Gap(GapReason::Reconnected));
+    wait_until(|| bus.status().is_connected()).await;
+    let sent = bus.publish(Change::list(EventKind::ToolsListChanged)).await.expect("publish");
+    assert_eq!(next_event(&mut stream).await.event_id, sent.event_id);
+}
+
+#[tokio::test]
+async fn an_unreachable_nats_fails_fast() {
+    let mut options = NatsBusOptions::new("nats://127.0.0.1:1", "n");
+    options.connect_timeout = Duration::from_millis(500);
+    let started = Instant::now();
+    let result = NatsBus::connect(options).await;
+    assert!(matches!(result, Err(mcp_fleet_bus::BusError::Unavailable(_))), "{:?}", result.err());
+    assert!(started.elapsed() < Duration::from_secs(5));
+}
+
+async fn next_item(stream: &mut BusStream) -> BusItem {
+    tokio::time::timeout(testing::STEP_TIMEOUT, stream.next()).await.expect("an item in time").expect("stream open")
+}
+
+async fn wait_until(condition: impl Fn() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !condition() {
+        assert!(Instant::now() < deadline, "condition not reached in time");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
