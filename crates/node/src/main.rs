@@ -1,1 +1,91 @@
-fn main() {}
+//! `mcp-fleet`: one replica of a fleet of MCP servers. Parse config → build the handler →
+//! serve → wait for a signal → drain with a deadline.
+
+mod admin;
+mod config;
+mod demo;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use clap::Parser;
+use mcp_fleet_bus::{MemoryBus, ServerEventBus};
+use mcp_fleet_server::{HandlerOptions, ListenLimits, create_mcp_handler};
+use tokio::net::TcpListener;
+
+use config::Config;
+
+#[tokio::main]
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let config = Config::parse();
+    init_logging(config.log_json);
+    let bus = connect_bus(&config.bus, &config.node_id()).await?;
+    let handler = create_mcp_handler(demo::demo_server(), options(&config, bus)).await?;
+    let listener = TcpListener::bind(config.listen).await?;
+    tracing::info!(addr = %listener.local_addr()?, bus = %config.bus, "serving MCP at /mcp");
+    let serving = tokio::spawn({
+        let handler = handler.clone();
+        async move { handler.serve(listener).await }
+    });
+    let (stop_admin, admin_stopped) = tokio::sync::oneshot::channel::<()>();
+    if let Some(addr) = config.admin_listen {
+        let admin = TcpListener::bind(addr).await?;
+        tracing::info!(addr = %admin.local_addr()?, "serving admin endpoint");
+        tokio::spawn(admin::serve(admin, handler.clone(), async move {
+            let _ = admin_stopped.await;
+        }));
+    }
+    shutdown_signal().await;
+    tracing::info!("shutting down: closing listen streams and draining connections");
+    handler.shutdown().await;
+    let _ = stop_admin.send(());
+    serving.await??;
+    Ok(())
+}
+
+fn options(config: &Config, bus: Arc<dyn ServerEventBus>) -> HandlerOptions {
+    let allow_all = config.allowed_origins.iter().any(|o| o == "*");
+    HandlerOptions {
+        bus: Some(bus),
+        max_body_bytes: config.max_body_bytes,
+        listen: ListenLimits {
+            max_streams: config.max_streams,
+            keepalive: config.keepalive(),
+            ..ListenLimits::default()
+        },
+        allowed_origins: (!allow_all).then(|| config.allowed_origins.clone()),
+        shutdown_deadline: Duration::from_secs(config.shutdown_secs),
+        ..HandlerOptions::default()
+    }
+}
+
+async fn connect_bus(url: &str, node_id: &str) -> Result<Arc<dyn ServerEventBus>, Box<dyn std::error::Error>> {
+    match url {
+        "memory://" | "memory" => Ok(Arc::new(MemoryBus::new().as_node(node_id))),
+        other => Err(format!("unsupported bus URL {other:?}: use memory://").into()),
+    }
+}
+
+fn init_logging(json: bool) {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into());
+    let builder = tracing_subscriber::fmt().with_env_filter(filter);
+    if json { builder.json().init() } else { builder.init() }
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! { _ = ctrl_c => {}, _ = term => {} }
+}

@@ -1,0 +1,65 @@
+//! Command-line and environment configuration of the node (`MCP_FLEET_*` variables).
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use clap::Parser;
+
+/// One replica of an mcp-fleet MCP server.
+#[derive(Debug, Clone, Parser)]
+#[command(name = "mcp-fleet", version, about)]
+pub(crate) struct Config {
+    /// Address of the MCP endpoint (served at /mcp). Bind 127.0.0.1 for local use.
+    #[arg(long, env = "MCP_FLEET_LISTEN", default_value = "127.0.0.1:8080")]
+    pub(crate) listen: SocketAddr,
+
+    /// Address of the admin endpoint (POST /admin/notify, GET /metrics, GET /healthz).
+    /// Off unless given; never expose it publicly.
+    #[arg(long, env = "MCP_FLEET_ADMIN_LISTEN")]
+    pub(crate) admin_listen: Option<SocketAddr>,
+
+    /// Event bus URL: memory:// (single node), redis://host:port/db, nats://host:port.
+    #[arg(long, env = "MCP_FLEET_BUS", default_value = "memory://")]
+    pub(crate) bus: String,
+
+    /// This node's id on the bus (default: hostname-pid).
+    #[arg(long, env = "MCP_FLEET_NODE_ID")]
+    pub(crate) node_id: Option<String>,
+
+    /// Allowed Origin hostnames, comma-separated ("*" disables the check).
+    #[arg(long, env = "MCP_FLEET_ALLOWED_ORIGINS", value_delimiter = ',', default_value = "localhost,127.0.0.1,[::1]")]
+    pub(crate) allowed_origins: Vec<String>,
+
+    /// Most open subscriptions/listen streams on this node.
+    #[arg(long, env = "MCP_FLEET_MAX_STREAMS", default_value_t = 10_000)]
+    pub(crate) max_streams: usize,
+
+    /// Keepalive comment interval on idle listen streams, in seconds (0 disables).
+    #[arg(long, env = "MCP_FLEET_KEEPALIVE_SECS", default_value_t = 15)]
+    pub(crate) keepalive_secs: u64,
+
+    /// Largest request body in bytes.
+    #[arg(long, env = "MCP_FLEET_MAX_BODY_BYTES", default_value_t = 4 * 1024 * 1024)]
+    pub(crate) max_body_bytes: usize,
+
+    /// How long a graceful shutdown may take, in seconds.
+    #[arg(long, env = "MCP_FLEET_SHUTDOWN_SECS", default_value_t = 10)]
+    pub(crate) shutdown_secs: u64,
+
+    /// Log as JSON lines instead of text (filter with RUST_LOG).
+    #[arg(long, env = "MCP_FLEET_LOG_JSON")]
+    pub(crate) log_json: bool,
+}
+
+impl Config {
+    pub(crate) fn keepalive(&self) -> Duration {
+        Duration::from_secs(self.keepalive_secs)
+    }
+
+    pub(crate) fn node_id(&self) -> String {
+        self.node_id.clone().unwrap_or_else(|| {
+            let host = std::env::var("HOSTNAME").unwrap_or_else(|_| "node".into());
+            format!("{host}-{}", std::process::id())
+        })
+    }
+}

@@ -1,0 +1,86 @@
+//! The demo catalog the node serves: a few tools, resources and prompts that show the
+//! framework's features. Real deployments embed `mcp-fleet-server` with their own catalog.
+
+use mcp_fleet_server::McpServer;
+use mcp_fleet_server::types::{
+    CallToolResult, Content, GetPromptResult, Prompt, PromptArgument, PromptMessage, Resource, ResourceContents,
+    ResourceTemplate, Role, Tool,
+};
+use serde_json::{Value, json};
+
+/// Build the demo server.
+pub(crate) fn demo_server() -> McpServer {
+    let server = McpServer::builder("mcp-fleet-demo", env!("CARGO_PKG_VERSION"))
+        .instructions("Demo tools of an mcp-fleet node. Use echo to test round trips.")
+        .build();
+    server.tool(
+        Tool::new("echo", "Echoes the given text").input_schema(json!({
+            "type": "object",
+            "properties": {"text": {"type": "string", "description": "Text to echo"}},
+            "required": ["text"]
+        })),
+        |call| async move {
+            let text = call.arguments.get("text").and_then(Value::as_str).unwrap_or_default().to_owned();
+            Ok(CallToolResult::text(text))
+        },
+    );
+    server.tool(
+        Tool::new("add", "Adds two integers")
+            .input_schema(json!({
+                "type": "object",
+                "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}},
+                "required": ["a", "b"]
+            }))
+            .output_schema(json!({"type": "object", "properties": {"sum": {"type": "integer"}}, "required": ["sum"]})),
+        |call| async move {
+            let arg = |k: &str| call.arguments.get(k).and_then(Value::as_i64).unwrap_or(0);
+            let sum = arg("a").saturating_add(arg("b"));
+            Ok(CallToolResult {
+                content: vec![Content::text(json!({"sum": sum}).to_string())],
+                structured_content: Some(json!({"sum": sum})),
+                is_error: false,
+            })
+        },
+    );
+    server.tool(Tool::new("slow_count", "Counts to five with progress notifications"), |call| async move {
+        for i in 1..=5 {
+            call.ctx.progress(f64::from(i), Some(5.0), Some(&format!("step {i}/5"))).await;
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        }
+        Ok(CallToolResult::text("counted to 5"))
+    });
+    server.resource(
+        Resource::new("fleet://status", "status", "Status of this node", "application/json"),
+        |read| async move {
+            Ok(vec![ResourceContents::text(read.uri, "application/json", json!({"ok": true}).to_string())])
+        },
+    );
+    let template = ResourceTemplate {
+        uri_template: "fleet://items/{id}".into(),
+        name: "item".into(),
+        description: Some("One demo item by id".into()),
+        mime_type: Some("text/plain".into()),
+    };
+    // The template literal above is well-formed, so registration cannot fail.
+    let _ = server.resource_template(template, |read| async move {
+        let id = read.variables.get("id").and_then(Value::as_str).unwrap_or_default().to_owned();
+        Ok(vec![ResourceContents::text(read.uri, "text/plain", format!("item {id}"))])
+    });
+    let greet = Prompt {
+        name: "greet".into(),
+        description: Some("Greets someone by name".into()),
+        arguments: vec![PromptArgument {
+            name: "name".into(),
+            description: Some("Who to greet".into()),
+            required: true,
+        }],
+    };
+    server.prompt(greet, |get| async move {
+        let name = get.arguments.get("name").and_then(Value::as_str).unwrap_or_default().to_owned();
+        Ok(GetPromptResult {
+            description: None,
+            messages: vec![PromptMessage { role: Role::User, content: Content::text(format!("Say hello to {name}.")) }],
+        })
+    });
+    server
+}
