@@ -7,7 +7,7 @@
 //!
 //! - [`envelope`]: [`Change`], [`EventEnvelope`] and its versioned wire encoding.
 //! - [`bus`]: the trait, its delivery contract, status and counters.
-//! - [`memory`]: [`MemoryBus`].
+//! - [`memory`][]: [`MemoryBus`].
 //! - [`dedupe`]: [`DedupeWindow`], which makes duplicates harmless.
 //!
 //! ```

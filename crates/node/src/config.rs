@@ -55,11 +55,4 @@ impl Config {
     pub(crate) fn keepalive(&self) -> Duration {
         Duration::from_secs(self.keepalive_secs)
     }
-
-    pub(crate) fn node_id(&self) -> String {
-        self.node_id.clone().unwrap_or_else(|| {
-            let host = std::env::var("HOSTNAME").unwrap_or_else(|_| "node".into());
-            format!("{host}-{}", std::process::id())
-        })
-    }
 }

@@ -5,11 +5,9 @@ mod admin;
 mod config;
 mod demo;
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use clap::Parser;
-use mcp_fleet_bus::{MemoryBus, ServerEventBus};
 use mcp_fleet_server::{HandlerOptions, ListenLimits, create_mcp_handler};
 use tokio::net::TcpListener;
 
@@ -19,8 +17,7 @@ use config::Config;
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let config = Config::parse();
     init_logging(config.log_json);
-    let bus = connect_bus(&config.bus, &config.node_id()).await?;
-    let handler = create_mcp_handler(demo::demo_server(), options(&config, bus)).await?;
+    let handler = create_mcp_handler(demo::demo_server(), options(&config)).await?;
     let listener = TcpListener::bind(config.listen).await?;
     tracing::info!(addr = %listener.local_addr()?, bus = %config.bus, "serving MCP at /mcp");
     let serving = tokio::spawn({
@@ -43,10 +40,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     Ok(())
 }
 
-fn options(config: &Config, bus: Arc<dyn ServerEventBus>) -> HandlerOptions {
+fn options(config: &Config) -> HandlerOptions {
     let allow_all = config.allowed_origins.iter().any(|o| o == "*");
     HandlerOptions {
-        bus: Some(bus),
+        bus_url: Some(config.bus.clone()),
+        node_id: config.node_id.clone(),
         max_body_bytes: config.max_body_bytes,
         listen: ListenLimits {
             max_streams: config.max_streams,
@@ -56,13 +54,6 @@ fn options(config: &Config, bus: Arc<dyn ServerEventBus>) -> HandlerOptions {
         allowed_origins: (!allow_all).then(|| config.allowed_origins.clone()),
         shutdown_deadline: Duration::from_secs(config.shutdown_secs),
         ..HandlerOptions::default()
-    }
-}
-
-async fn connect_bus(url: &str, node_id: &str) -> Result<Arc<dyn ServerEventBus>, Box<dyn std::error::Error>> {
-    match url {
-        "memory://" | "memory" => Ok(Arc::new(MemoryBus::new().as_node(node_id))),
-        other => Err(format!("unsupported bus URL {other:?}: use memory://").into()),
     }
 }
 

@@ -71,8 +71,13 @@ pub enum ResponseMode {
 /// Options of [`create_mcp_handler`]. Every limit has a production default.
 #[derive(Clone)]
 pub struct HandlerOptions {
-    /// The event bus; default: a fresh [`MemoryBus`] (single node).
+    /// The event bus; default: [`HandlerOptions::bus_url`], else a fresh [`MemoryBus`].
     pub bus: Option<Arc<dyn ServerEventBus>>,
+    /// Bus URL connected by [`create_mcp_handler`] when `bus` is `None` (`memory://`,
+    /// `redis://…`, `nats://…`; see [`connect_bus`](crate::connect_bus)).
+    pub bus_url: Option<String>,
+    /// This node's id on the bus. Default: `HOSTNAME-pid`.
+    pub node_id: Option<String>,
     /// Path of the MCP endpoint. Default `/mcp`.
     pub mcp_path: String,
     /// Items per page of every list. Default 100.
@@ -105,6 +110,8 @@ impl Default for HandlerOptions {
     fn default() -> Self {
         HandlerOptions {
             bus: None,
+            bus_url: None,
+            node_id: None,
             mcp_path: "/mcp".into(),
             page_size: 100,
             max_body_bytes: 4 * 1024 * 1024,
@@ -122,6 +129,14 @@ impl Default for HandlerOptions {
 }
 
 impl HandlerOptions {
+    /// This node's id: the configured one, else `HOSTNAME-pid`.
+    pub fn node_id(&self) -> String {
+        self.node_id.clone().unwrap_or_else(|| {
+            let host = std::env::var("HOSTNAME").unwrap_or_else(|_| "node".into());
+            format!("{host}-{}", std::process::id())
+        })
+    }
+
     /// Use `bus` for change events.
     pub fn bus(mut self, bus: Arc<dyn ServerEventBus>) -> Self {
         self.bus = Some(bus);
@@ -166,7 +181,11 @@ pub async fn create_mcp_handler(
     factory: impl ServerFactory,
     options: HandlerOptions,
 ) -> Result<McpHandler, ServerError> {
-    let bus = options.bus.clone().unwrap_or_else(|| Arc::new(MemoryBus::new()));
+    let bus = match (&options.bus, &options.bus_url) {
+        (Some(bus), _) => bus.clone(),
+        (None, Some(url)) => crate::bus_url::connect_bus(url, &options.node_id()).await?,
+        (None, None) => Arc::new(MemoryBus::new().as_node(&options.node_id())),
+    };
     let notifier = Notifier::new(bus.clone());
     factory.attach(&notifier);
     let state_codec = match &options.request_state_key {

@@ -24,6 +24,7 @@
 //! # Ok(()) }
 //! ```
 
+mod bus_url;
 pub mod catalog;
 pub mod context;
 pub mod error;
@@ -36,6 +37,7 @@ pub mod notify;
 pub mod outcome;
 mod shutdown;
 
+pub use bus_url::connect_bus;
 pub use catalog::{CachePolicy, EntryHandle, ListKind, McpServer, PromptGet, ResourceRead, ToolCall};
 pub use context::{CallContext, Principal, RequestContext};
 pub use error::ServerError;

@@ -101,7 +101,14 @@ async fn run_call(
     tokio::select! {
         biased;
         Some(first) = rx.recv() => sse_response(ResponseBody::Call(CallStream::new(id, future, rx, first))),
-        result = &mut future => call_json(&id, result),
+        result = &mut future => match rx.try_recv() {
+            // Notifications emitted without yielding still go out, before the result.
+            Ok(first) => {
+                let done: CallFuture = Box::pin(std::future::ready(result));
+                sse_response(ResponseBody::Call(CallStream::new(id, done, rx, first)))
+            }
+            Err(_) => call_json(&id, result),
+        },
     }
 }
 

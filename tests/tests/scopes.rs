@@ -1,0 +1,57 @@
+//! Tenant scopes: the authenticator's principal decides which scoped events a listen stream
+//! receives; one tenant's changes never reach another's streams; global events reach all.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use mcp_fleet_server::{HandlerOptions, Principal, Unauthorized};
+use mcp_fleet_tests::{McpClient, TestNode, request, test_server};
+use serde_json::json;
+
+fn options() -> HandlerOptions {
+    HandlerOptions {
+        authenticator: Some(Arc::new(|parts: &http::request::Parts| {
+            let tenant = parts.headers.get("x-tenant").and_then(|v| v.to_str().ok());
+            match tenant {
+                Some(t) => Ok(Principal::new(format!("user@{t}"), Some(t.to_owned()))),
+                None => Err(Unauthorized { www_authenticate: "Bearer realm=\"test\"".into() }),
+            }
+        })),
+        ..HandlerOptions::default()
+    }
+}
+
+async fn listen_as(client: &McpClient, tenant: &str) -> mcp_fleet_tests::ListenStream {
+    let body = request(json!(tenant), "subscriptions/listen", json!({"notifications": {"toolsListChanged": true}}));
+    let mut headers = McpClient::standard_headers(&body);
+    headers.push(("x-tenant".into(), tenant.into()));
+    let resp = client.send_raw("POST", &headers, serde_json::to_vec(&body).unwrap()).await;
+    mcp_fleet_tests::ListenStream::from_response(resp)
+}
+
+#[tokio::test]
+async fn unauthenticated_requests_get_401_with_a_challenge() {
+    let node = TestNode::start(test_server(), options()).await;
+    let client = McpClient::new(node.url());
+    let reply = client.post(&request(json!(1), "tools/list", json!({}))).await;
+    assert_eq!(reply.status, 401);
+    assert_eq!(reply.headers["www-authenticate"], "Bearer realm=\"test\"");
+    node.shutdown().await;
+}
+
+#[tokio::test]
+async fn scoped_events_stay_in_their_tenant_and_global_events_reach_everyone() {
+    let node = TestNode::start(test_server(), options()).await;
+    let client = McpClient::new(node.url());
+    let mut a = listen_as(&client, "a").await;
+    let mut b = listen_as(&client, "b").await;
+    a.next_message().await.unwrap();
+    b.next_message().await.unwrap();
+    node.handler.notify().scope("a").tools_changed().await.unwrap();
+    assert_eq!(a.next_message().await.unwrap()["method"], "notifications/tools/list_changed");
+    b.expect_silence(Duration::from_millis(300)).await;
+    node.handler.notify().tools_changed().await.unwrap();
+    assert_eq!(a.next_message().await.unwrap()["method"], "notifications/tools/list_changed");
+    assert_eq!(b.next_message().await.unwrap()["method"], "notifications/tools/list_changed");
+    node.shutdown().await;
+}
