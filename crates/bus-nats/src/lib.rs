@@ -1,7 +1,7 @@
 //! A [`ServerEventBus`] on NATS, in one of two modes ([`NatsMode`]).
 //!
 //! - [`options`]: [`NatsBusOptions`], [`NatsMode`], [`NatsAuth`] and their defaults.
-//! - [`bus`]: [`NatsBus`].
+//! - [`bus`][]: [`NatsBus`].
 //! - [`subject`]: event subjects `<prefix>.<scope token>.<kind>`.
 //! - `connection`: connecting, credentials, connection events.
 //! - `jetstream`, `core`: publishing and the consumer task of each mode.
