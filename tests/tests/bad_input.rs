@@ -23,12 +23,15 @@ async fn raw(client: &McpClient, headers: &[(String, String)], body: &[u8]) -> (
     (status, serde_json::from_slice(&bytes).unwrap_or(Value::Null))
 }
 
+/// Name, headers, body, expected status, expected JSON-RPC code.
+type Case = (&'static str, Vec<(String, String)>, Vec<u8>, StatusCode, i64);
+
 #[tokio::test]
 async fn each_bad_input_gets_its_specific_error_and_the_server_keeps_serving() {
     let (node, client) = node().await;
     let list = headers("tools/list");
     let ok = serde_json::to_vec(&request(json!(1), "tools/list", json!({}))).unwrap();
-    let cases: Vec<(&str, Vec<(String, String)>, Vec<u8>, StatusCode, i64)> = vec![
+    let cases: Vec<Case> = vec![
         ("malformed JSON", list.clone(), b"{\"jsonrpc\":".to_vec(), StatusCode::BAD_REQUEST, -32700),
         ("batch array", list.clone(), format!("[{}]", String::from_utf8_lossy(&ok)).into_bytes(), StatusCode::BAD_REQUEST, -32600),
         ("posted response", list.clone(), br#"{"jsonrpc":"2.0","id":1,"result":{}}"#.to_vec(), StatusCode::BAD_REQUEST, -32600),
