@@ -75,3 +75,30 @@ async fn disabled_and_removed_entries_disappear_and_publish_a_change() {
     assert!(handle.remove().await.is_err());
     node.shutdown().await;
 }
+
+#[tokio::test]
+async fn a_batch_swaps_once_and_publishes_one_event_per_list() {
+    let server = test_server();
+    let node = TestNode::start(server.clone(), HandlerOptions::default()).await;
+    let client = McpClient::new(node.url());
+    let mut listen = client.listen(json!(1), json!({"toolsListChanged": true, "promptsListChanged": true})).await;
+    listen.next_message().await.unwrap();
+    server
+        .batch(|edit| {
+            for i in 0..3 {
+                edit.add_tool(Tool::new(format!("b{i}"), "batched"), |_c| async { Ok(CallToolResult::text("x")) })
+                    .unwrap();
+            }
+            assert!(edit.update_tool(Tool::new("b1", "updated description")).unwrap());
+            assert!(edit.remove(mcp_fleet_server::ListKind::Tools, "b2"));
+        })
+        .await
+        .unwrap();
+    let tools = client.result("tools/list", json!({})).await;
+    let names: Vec<&str> = tools["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["echo", "counter", "b0", "b1"]);
+    assert_eq!(tools["tools"][3]["description"], "updated description");
+    assert_eq!(listen.next_message().await.unwrap()["method"], "notifications/tools/list_changed");
+    listen.expect_silence(std::time::Duration::from_millis(300)).await;
+    node.shutdown().await;
+}
