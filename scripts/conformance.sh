@@ -79,6 +79,7 @@ const [out, revision, ...scenarios] = process.argv.slice(2);
 const dirs = fs.readdirSync(out);
 let passed = 0;
 const failed = [];
+const warned = []; // SHOULDs not met: reported, never failing
 for (const scenario of scenarios) {
   // Timestamps start with a digit, so `server-tools-list-` never matches `tools-list-changed`.
   const dir = dirs.find((d) => d.startsWith(`server-${scenario}-`) && /^\d/.test(d.slice(scenario.length + 8)));
@@ -89,8 +90,13 @@ for (const scenario of scenarios) {
   }
   const checks = JSON.parse(fs.readFileSync(file, "utf8"));
   const bad = checks.filter((c) => c.status === "FAILURE");
+  for (const c of checks.filter((c) => c.status === "WARNING")) warned.push(`${scenario}: ${c.id}: ${c.errorMessage ?? c.name}`);
   if (bad.length === 0) passed++;
   else failed.push([scenario, bad.map((c) => `${c.id}: ${c.errorMessage ?? c.name}`)]);
+}
+if (warned.length > 0) {
+  console.log("\nWarnings (SHOULDs not met; they do not fail a scenario):");
+  for (const w of warned) console.log(`  ${w}`);
 }
 if (failed.length > 0) {
   console.log("\nFailing scenarios:");
