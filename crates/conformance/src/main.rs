@@ -1,5 +1,5 @@
 //! `mcp-fleet-conformance`: serve the conformance fixtures at `http://ADDR/mcp` until Ctrl-C,
-//! then drain gracefully. Run the suite against it with `scripts/conformance.sh`.
+//! or SIGTERM, then drain gracefully. Run the suite against it with `scripts/conformance.sh`.
 
 use std::net::SocketAddr;
 
@@ -38,9 +38,18 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         let handler = handler.clone();
         async move { handler.serve(listener).await }
     });
-    tokio::signal::ctrl_c().await?;
+    stop_signal().await?;
     tracing::info!("shutting down");
     handler.shutdown().await;
     serving.await??;
     Ok(())
+}
+
+/// Ctrl-C (SIGINT) or SIGTERM, whichever comes first.
+async fn stop_signal() -> std::io::Result<()> {
+    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
+    tokio::select! {
+        interrupted = tokio::signal::ctrl_c() => interrupted,
+        _ = term.recv() => Ok(()),
+    }
 }
