@@ -1,0 +1,154 @@
+//! `mcp-fleet-loadtest`: measures change-notification fan-out from outside the server.
+//!
+//! It opens `--streams` `subscriptions/listen` streams (one TCP connection each, HTTP/1.1),
+//! then publishes `--events` tools-list changes through the node's admin endpoint, one every
+//! `--interval-ms`, and times each delivery from the moment the publish request was sent to the
+//! moment the notification arrived on each stream. It reports deliveries, missing ones,
+//! latency percentiles and the fan-out time (publish → last stream). Only loopback targets
+//! make sense here; every wait is bounded.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use clap::Parser;
+use http::Request;
+use http_body_util::{BodyExt, Full};
+use hyper_util::rt::TokioIo;
+use mcp_fleet_protocol::sse::{SseDecoder, SseEvent};
+use serde_json::{Value, json};
+use tokio::net::TcpStream;
+
+/// Fan-out load test of an mcp-fleet node.
+#[derive(Debug, Parser)]
+struct Args {
+    /// host:port of the MCP endpoint (served at /mcp).
+    #[arg(long, default_value = "127.0.0.1:8080")]
+    mcp: String,
+    /// host:port of the node's admin endpoint (POST /admin/notify).
+    #[arg(long, default_value = "127.0.0.1:9090")]
+    admin: String,
+    /// Listen streams to open.
+    #[arg(long, default_value_t = 1000)]
+    streams: usize,
+    /// Change events to publish.
+    #[arg(long, default_value_t = 20)]
+    events: usize,
+    /// Pause between events, in milliseconds (lets each fan-out finish: no coalescing).
+    #[arg(long, default_value_t = 200)]
+    interval_ms: u64,
+}
+
+/// Receipt times per event version, per stream.
+type Receipts = Arc<Mutex<Vec<(u64, Instant)>>>;
+
+#[tokio::main]
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let args = Args::parse();
+    let receipts: Receipts = Arc::new(Mutex::new(Vec::new()));
+    let opened = Instant::now();
+    let mut tasks = Vec::with_capacity(args.streams);
+    for i in 0..args.streams {
+        let (ready_tx, ready_rx) = tokio::sync::oneshot::channel();
+        tasks.push(tokio::spawn(listen(args.mcp.clone(), i, receipts.clone(), ready_tx)));
+        tokio::time::timeout(Duration::from_secs(10), ready_rx).await??;
+    }
+    println!("opened {} listen streams in {:?}", args.streams, opened.elapsed());
+    let mut sent: HashMap<u64, Instant> = HashMap::new();
+    for _ in 0..args.events {
+        let at = Instant::now();
+        let version = publish(&args.admin).await?;
+        sent.insert(version, at);
+        tokio::time::sleep(Duration::from_millis(args.interval_ms)).await;
+    }
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    report(&args, &sent, &receipts.lock().map_err(|_| "poisoned")?);
+    for t in tasks {
+        t.abort();
+    }
+    Ok(())
+}
+
+async fn listen(addr: String, i: usize, receipts: Receipts, ready: tokio::sync::oneshot::Sender<()>) {
+    let result = async {
+        let stream = TcpStream::connect(&addr).await?;
+        stream.set_nodelay(true)?;
+        let (mut sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream)).await?;
+        tokio::spawn(conn);
+        let body = json!({"jsonrpc": "2.0", "id": i, "method": "subscriptions/listen", "params": {
+            "notifications": {"toolsListChanged": true},
+            "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}}}});
+        let req = Request::post(format!("http://{addr}/mcp"))
+            .header("content-type", "application/json")
+            .header("accept", "text/event-stream")
+            .header("mcp-protocol-version", "2026-07-28")
+            .header("mcp-method", "subscriptions/listen")
+            .body(Full::new(Bytes::from(serde_json::to_vec(&body)?)))?;
+        let mut body = sender.send_request(req).await?.into_body();
+        let mut decoder = SseDecoder::new();
+        let mut events = Vec::new();
+        let mut ready = Some(ready);
+        while let Some(frame) = body.frame().await {
+            let Ok(data) = frame?.into_data() else { continue };
+            let now = Instant::now();
+            decoder.feed(&data, &mut events);
+            for event in events.drain(..) {
+                let SseEvent::Message(m) = event else { continue };
+                let msg: Value = serde_json::from_str(&m)?;
+                if let Some(v) = msg["params"]["_meta"]["dev.mcp-fleet/event"]["version"].as_u64() {
+                    receipts.lock().map_err(|_| "poisoned")?.push((v, now));
+                } else if let Some(tx) = ready.take() {
+                    let _ = tx.send(());
+                }
+            }
+        }
+        Ok::<(), Box<dyn std::error::Error + Send + Sync>>(())
+    }
+    .await;
+    if let Err(e) = result {
+        eprintln!("stream {i}: {e}");
+    }
+}
+
+async fn publish(admin: &str) -> Result<u64, Box<dyn std::error::Error>> {
+    let stream = TcpStream::connect(admin).await?;
+    let (mut sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream)).await?;
+    tokio::spawn(conn);
+    let req = Request::post(format!("http://{admin}/admin/notify"))
+        .body(Full::new(Bytes::from_static(b"{\"kind\":\"tools\"}")))?;
+    let body = sender.send_request(req).await?.into_body().collect().await?.to_bytes();
+    let reply: Value = serde_json::from_slice(&body)?;
+    reply["version"].as_u64().ok_or_else(|| format!("admin notify failed: {reply}").into())
+}
+
+fn report(args: &Args, sent: &HashMap<u64, Instant>, receipts: &[(u64, Instant)]) {
+    let mut latencies: Vec<Duration> = Vec::new();
+    let mut last_per_event: HashMap<u64, Instant> = HashMap::new();
+    for (version, at) in receipts {
+        let Some(start) = sent.get(version) else { continue };
+        latencies.push(at.saturating_duration_since(*start));
+        let last = last_per_event.entry(*version).or_insert(*at);
+        *last = (*last).max(*at);
+    }
+    latencies.sort();
+    let mut fanout: Vec<Duration> =
+        last_per_event.iter().map(|(v, last)| last.saturating_duration_since(sent[v])).collect();
+    fanout.sort();
+    let pct =
+        |v: &[Duration], p: f64| v.get(((v.len() as f64 - 1.0) * p).round() as usize).copied().unwrap_or_default();
+    let expected = args.streams * sent.len();
+    println!("deliveries {} of {expected} (missing {})", latencies.len(), expected.saturating_sub(latencies.len()));
+    println!(
+        "delivery latency p50 {:?} p99 {:?} max {:?}",
+        pct(&latencies, 0.5),
+        pct(&latencies, 0.99),
+        latencies.last().copied().unwrap_or_default()
+    );
+    println!(
+        "fan-out to all {} streams: median {:?} max {:?}",
+        args.streams,
+        pct(&fanout, 0.5),
+        fanout.last().copied().unwrap_or_default()
+    );
+}
