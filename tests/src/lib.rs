@@ -1,5 +1,7 @@
 //! Test harness for end-to-end tests: start real nodes on 127.0.0.1:0 and talk to them with a
-//! real HTTP client (hyper), over HTTP/1.1 or h2c.
+//! real HTTP client (hyper), over HTTP/1.1 or h2c. [`cluster`] runs fleets on real brokers.
+
+pub mod cluster;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
