@@ -38,10 +38,14 @@ struct Args {
     /// Pause between events, in milliseconds (lets each fan-out finish: no coalescing).
     #[arg(long, default_value_t = 200)]
     interval_ms: u64,
+    /// The server's pid, to report its CPU time per delivery (Linux `/proc`; the node must run
+    /// on this machine).
+    #[arg(long)]
+    server_pid: Option<u32>,
 }
 
-/// Receipt times per event version, per stream.
-type Receipts = Arc<Mutex<Vec<(u64, Instant)>>>;
+/// Receipts: (stream, event version, arrival time).
+type Receipts = Arc<Mutex<Vec<(usize, u64, Instant)>>>;
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -56,6 +60,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     println!("opened {} listen streams in {:?}", args.streams, opened.elapsed());
     let mut sent: HashMap<u64, Instant> = HashMap::new();
+    let cpu_before = args.server_pid.map(cpu_ticks).transpose()?;
     for _ in 0..args.events {
         let at = Instant::now();
         let version = publish(&args.admin).await?;
@@ -63,7 +68,17 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         tokio::time::sleep(Duration::from_millis(args.interval_ms)).await;
     }
     tokio::time::sleep(Duration::from_secs(1)).await;
-    report(&args, &sent, &receipts.lock().map_err(|_| "poisoned")?);
+    let receipts = receipts.lock().map_err(|_| "poisoned")?;
+    report(&args, &sent, &receipts);
+    if let (Some(pid), Some(before)) = (args.server_pid, cpu_before) {
+        let ticks = cpu_ticks(pid)? - before;
+        // Linux reports process CPU time in clock ticks of 10 ms (USER_HZ = 100).
+        let cpu = Duration::from_millis(ticks * 10);
+        let per = cpu.as_secs_f64() * 1e6 / receipts.len().max(1) as f64;
+        println!(
+            "server CPU during the event phase {cpu:?}: {per:.2} µs per delivery (includes keepalives and publishes)"
+        );
+    }
     for t in tasks {
         t.abort();
     }
@@ -95,9 +110,8 @@ async fn listen(addr: String, i: usize, receipts: Receipts, ready: tokio::sync::
             decoder.feed(&data, &mut events);
             for event in events.drain(..) {
                 let SseEvent::Message(m) = event else { continue };
-                let msg: Value = serde_json::from_str(&m)?;
-                if let Some(v) = msg["params"]["_meta"]["dev.mcp-fleet/event"]["version"].as_u64() {
-                    receipts.lock().map_err(|_| "poisoned")?.push((v, now));
+                if let Some(v) = event_version(&m) {
+                    receipts.lock().map_err(|_| "poisoned")?.push((i, v, now));
                 } else if let Some(tx) = ready.take() {
                     let _ = tx.send(());
                 }
@@ -111,6 +125,24 @@ async fn listen(addr: String, i: usize, receipts: Receipts, ready: tokio::sync::
     }
 }
 
+/// The event version of a change notification, found without a full JSON parse so the loader
+/// costs less CPU than the server it measures (the project `_meta` key ends each frame).
+fn event_version(message: &str) -> Option<u64> {
+    let meta = &message[message.find("\"dev.mcp-fleet/event\"")?..];
+    let digits = &meta[meta.find("\"version\":")? + 10..];
+    let end = digits.find(|c: char| !c.is_ascii_digit()).unwrap_or(digits.len());
+    digits[..end].parse().ok()
+}
+
+/// utime + stime of a process, in clock ticks.
+fn cpu_ticks(pid: u32) -> Result<u64, Box<dyn std::error::Error>> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat"))?;
+    // Fields after the parenthesised command name; utime and stime are fields 14 and 15.
+    let rest = stat.rsplit_once(')').ok_or("unexpected /proc stat format")?.1;
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    Ok(fields.get(11).ok_or("no utime")?.parse::<u64>()? + fields.get(12).ok_or("no stime")?.parse::<u64>()?)
+}
+
 async fn publish(admin: &str) -> Result<u64, Box<dyn std::error::Error>> {
     let stream = TcpStream::connect(admin).await?;
     let (mut sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream)).await?;
@@ -122,10 +154,10 @@ async fn publish(admin: &str) -> Result<u64, Box<dyn std::error::Error>> {
     reply["version"].as_u64().ok_or_else(|| format!("admin notify failed: {reply}").into())
 }
 
-fn report(args: &Args, sent: &HashMap<u64, Instant>, receipts: &[(u64, Instant)]) {
+fn report(args: &Args, sent: &HashMap<u64, Instant>, receipts: &[(usize, u64, Instant)]) {
     let mut latencies: Vec<Duration> = Vec::new();
     let mut last_per_event: HashMap<u64, Instant> = HashMap::new();
-    for (version, at) in receipts {
+    for (_, version, at) in receipts {
         let Some(start) = sent.get(version) else { continue };
         latencies.push(at.saturating_duration_since(*start));
         let last = last_per_event.entry(*version).or_insert(*at);
@@ -138,7 +170,19 @@ fn report(args: &Args, sent: &HashMap<u64, Instant>, receipts: &[(u64, Instant)]
     let pct =
         |v: &[Duration], p: f64| v.get(((v.len() as f64 - 1.0) * p).round() as usize).copied().unwrap_or_default();
     let expected = args.streams * sent.len();
-    println!("deliveries {} of {expected} (missing {})", latencies.len(), expected.saturating_sub(latencies.len()));
+    println!(
+        "deliveries {} of {expected} ({} coalesced into a newer one or lost)",
+        latencies.len(),
+        expected.saturating_sub(latencies.len())
+    );
+    let newest = sent.keys().max().copied().unwrap_or_default();
+    let mut newest_per_stream: HashMap<usize, u64> = HashMap::new();
+    for (stream, version, _) in receipts {
+        let v = newest_per_stream.entry(*stream).or_default();
+        *v = (*v).max(*version);
+    }
+    let up_to_date = newest_per_stream.values().filter(|v| **v >= newest).count();
+    println!("streams that received the newest change: {up_to_date} of {} (must be all)", args.streams);
     println!(
         "delivery latency p50 {:?} p99 {:?} max {:?}",
         pct(&latencies, 0.5),

@@ -46,6 +46,10 @@ pub(crate) struct Config {
     #[arg(long, env = "MCP_FLEET_SHUTDOWN_SECS", default_value_t = 10)]
     pub(crate) shutdown_secs: u64,
 
+    /// Runtime worker threads (default: one per core).
+    #[arg(long, env = "MCP_FLEET_WORKER_THREADS")]
+    pub(crate) worker_threads: Option<usize>,
+
     /// Log as JSON lines instead of text (filter with RUST_LOG).
     #[arg(long, env = "MCP_FLEET_LOG_JSON")]
     pub(crate) log_json: bool,

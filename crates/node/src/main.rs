@@ -13,10 +13,17 @@ use tokio::net::TcpListener;
 
 use config::Config;
 
-#[tokio::main]
-async fn main() -> Result<(), Box<dyn std::error::Error>> {
+fn main() -> Result<(), Box<dyn std::error::Error>> {
     let config = Config::parse();
     init_logging(config.log_json);
+    let mut runtime = tokio::runtime::Builder::new_multi_thread();
+    if let Some(n) = config.worker_threads {
+        runtime.worker_threads(n.max(1));
+    }
+    runtime.enable_all().build()?.block_on(run(config))
+}
+
+async fn run(config: Config) -> Result<(), Box<dyn std::error::Error>> {
     let handler = create_mcp_handler(demo::demo_server(), options(&config)).await?;
     let listener = TcpListener::bind(config.listen).await?;
     tracing::info!(addr = %listener.local_addr()?, bus = %config.bus, "serving MCP at /mcp");
