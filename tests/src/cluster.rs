@@ -132,7 +132,8 @@ impl Fleet {
     /// Open a listen stream on node `i` with `notifications` as its filter (as `tenant`, if
     /// given, for [`tenant_options`]) and read its acknowledgement.
     pub async fn listen(&self, i: usize, tenant: Option<&str>, notifications: Value) -> ListenStream {
-        let client = if i.is_multiple_of(2) { McpClient::new(self.nodes[i].url()) } else { McpClient::h2c(self.nodes[i].url()) };
+        let client =
+            if i.is_multiple_of(2) { McpClient::new(self.nodes[i].url()) } else { McpClient::h2c(self.nodes[i].url()) };
         let body = request(json!(format!("n{i}")), "subscriptions/listen", json!({"notifications": notifications}));
         let mut headers = McpClient::standard_headers(&body);
         headers.extend(tenant.map(|t| ("x-tenant".to_owned(), t.to_owned())));
