@@ -2,6 +2,7 @@
 //! real HTTP client (hyper), over HTTP/1.1 or h2c. [`cluster`] runs fleets on real brokers.
 
 pub mod cluster;
+pub mod cluster_spec;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
