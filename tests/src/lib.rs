@@ -35,7 +35,11 @@ pub struct TestNode {
 impl TestNode {
     /// Start a node serving `factory` with `options` on an ephemeral loopback port.
     pub async fn start(factory: impl ServerFactory, options: HandlerOptions) -> TestNode {
-        let handler = create_mcp_handler(factory, options).await.expect("handler");
+        Self::serve(create_mcp_handler(factory, options).await.expect("handler")).await
+    }
+
+    /// Serve an already built `handler` on an ephemeral loopback port.
+    pub async fn serve(handler: McpHandler) -> TestNode {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
         let addr = listener.local_addr().expect("addr");
         let serving = tokio::spawn({
@@ -78,6 +82,19 @@ impl Reply {
     pub fn json(&self) -> Value {
         serde_json::from_slice(&self.body)
             .unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(&self.body)))
+    }
+
+    /// Every JSON-RPC message of the body: the one JSON object, or each SSE `data:` event.
+    pub fn messages(&self) -> Vec<Value> {
+        let sse = self
+            .headers
+            .get(http::header::CONTENT_TYPE)
+            .is_some_and(|v| v.as_bytes().starts_with(b"text/event-stream"));
+        match (sse, self.body.is_empty()) {
+            (true, _) => self.sse_messages(),
+            (false, true) => Vec::new(),
+            (false, false) => vec![self.json()],
+        }
     }
 
     /// The SSE messages of the body, parsed as JSON.
