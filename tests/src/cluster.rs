@@ -232,8 +232,8 @@ impl Buses {
     }
 }
 
-/// A name no other test (in this or a concurrent process) uses.
-fn unique_name() -> String {
+/// A name no other test run uses (for stream keys, stream names, subject prefixes).
+pub fn unique_name() -> String {
     static NEXT: AtomicU64 = AtomicU64::new(0);
     let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).expect("clock").as_nanos();
     format!("{}-{nanos}-{}", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed))

@@ -3,6 +3,7 @@
 
 pub mod cluster;
 pub mod cluster_spec;
+pub mod proxy;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
