@@ -123,13 +123,15 @@ impl ListenRouter {
         request_id: RequestId,
         server_info: Arc<Value>,
     ) -> Result<ListenBody, RpcError> {
-        if self.inner.closing.load(Ordering::Acquire) {
-            return Err(RpcError::internal("Server is shutting down; reconnect to another replica"));
-        }
         let key = self.inner.next_key.fetch_add(1, Ordering::Relaxed);
         let sub = Arc::new(Subscription::new(key, scope, filter, request_id, server_info));
         {
             let mut reg = self.write();
+            // Checked under the write lock, which `close_all` also takes to set the flag: a
+            // stream is either registered before the close (and closed by it) or refused.
+            if self.inner.closing.load(Ordering::Acquire) {
+                return Err(RpcError::internal("Server is shutting down; reconnect to another replica"));
+            }
             if reg.all.len() >= self.inner.limits.max_streams {
                 self.inner.metrics.listen_refused.inc();
                 return Err(RpcError::internal("Subscription limit reached"));
@@ -260,8 +262,9 @@ impl ListenRouter {
 
     /// Refuse new streams and ask every open one to write its completion result and end.
     pub(crate) fn close_all(&self) {
+        let reg = self.write();
         self.inner.closing.store(true, Ordering::Release);
-        for sub in self.read().all.values() {
+        for sub in reg.all.values() {
             sub.update(|p| p.closing = true);
         }
     }
