@@ -20,9 +20,32 @@ use mcp_fleet_protocol::sse::{SseDecoder, SseEvent};
 use serde_json::{Value, json};
 use tokio::net::TcpStream;
 
+mod limit;
+
+/// What to run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum Mode {
+    /// Measure an mcp-fleet node (the default).
+    Fanout,
+    /// The machine's limit, writer side: `--mcp` is the address to listen on.
+    LimitWriter,
+    /// The machine's limit, reader side: `--mcp` is the writer's address.
+    LimitReader,
+}
+
 /// Fan-out load test of an mcp-fleet node.
 #[derive(Debug, Parser)]
 struct Args {
+    /// What to run.
+    #[arg(long, value_enum, default_value = "fanout")]
+    mode: Mode,
+    /// Multiplex this many listen streams on each HTTP/2 (h2c) connection; 0 = one HTTP/1.1
+    /// connection per stream.
+    #[arg(long, default_value_t = 0)]
+    h2_streams_per_conn: usize,
+    /// Frame size for the limit writer, in bytes (the node's frames are ≈ 300).
+    #[arg(long, default_value_t = 300)]
+    frame_bytes: usize,
     /// host:port of the MCP endpoint (served at /mcp).
     #[arg(long, default_value = "127.0.0.1:8080")]
     mcp: String,
@@ -50,12 +73,29 @@ type Receipts = Arc<Mutex<Vec<(usize, u64, Instant)>>>;
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args = Args::parse();
+    match args.mode {
+        Mode::Fanout => {}
+        Mode::LimitWriter => {
+            let interval = Duration::from_millis(args.interval_ms);
+            return limit::writer(&args.mcp, args.streams, args.events, args.frame_bytes, interval);
+        }
+        Mode::LimitReader => return limit::reader(&args.mcp, args.streams).await,
+    }
     let receipts: Receipts = Arc::new(Mutex::new(Vec::new()));
     let opened = Instant::now();
     let mut tasks = Vec::with_capacity(args.streams);
+    let mut h2: Option<Http2Sender> = None;
     for i in 0..args.streams {
         let (ready_tx, ready_rx) = tokio::sync::oneshot::channel();
-        tasks.push(tokio::spawn(listen(args.mcp.clone(), i, receipts.clone(), ready_tx)));
+        let sender = if args.h2_streams_per_conn == 0 {
+            Sender::Http1(http1_sender(&args.mcp).await?)
+        } else {
+            if i % args.h2_streams_per_conn == 0 {
+                h2 = Some(http2_sender(&args.mcp).await?);
+            }
+            Sender::Http2(h2.clone().ok_or("no HTTP/2 connection")?)
+        };
+        tasks.push(tokio::spawn(listen(sender, args.mcp.clone(), i, receipts.clone(), ready_tx)));
         tokio::time::timeout(Duration::from_secs(10), ready_rx).await??;
     }
     println!("opened {} listen streams in {:?}", args.streams, opened.elapsed());
@@ -85,12 +125,35 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     Ok(())
 }
 
-async fn listen(addr: String, i: usize, receipts: Receipts, ready: tokio::sync::oneshot::Sender<()>) {
+type Http2Sender = hyper::client::conn::http2::SendRequest<Full<Bytes>>;
+
+/// How a listen request is sent: its own HTTP/1.1 connection, or a stream of a shared h2c one.
+enum Sender {
+    Http1(hyper::client::conn::http1::SendRequest<Full<Bytes>>),
+    Http2(Http2Sender),
+}
+
+async fn http1_sender(
+    addr: &str,
+) -> Result<hyper::client::conn::http1::SendRequest<Full<Bytes>>, Box<dyn std::error::Error>> {
+    let stream = TcpStream::connect(addr).await?;
+    stream.set_nodelay(true)?;
+    let (sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream)).await?;
+    tokio::spawn(conn);
+    Ok(sender)
+}
+
+async fn http2_sender(addr: &str) -> Result<Http2Sender, Box<dyn std::error::Error>> {
+    let stream = TcpStream::connect(addr).await?;
+    stream.set_nodelay(true)?;
+    let (sender, conn) =
+        hyper::client::conn::http2::handshake(hyper_util::rt::TokioExecutor::new(), TokioIo::new(stream)).await?;
+    tokio::spawn(conn);
+    Ok(sender)
+}
+
+async fn listen(sender: Sender, addr: String, i: usize, receipts: Receipts, ready: tokio::sync::oneshot::Sender<()>) {
     let result = async {
-        let stream = TcpStream::connect(&addr).await?;
-        stream.set_nodelay(true)?;
-        let (mut sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream)).await?;
-        tokio::spawn(conn);
         let body = json!({"jsonrpc": "2.0", "id": i, "method": "subscriptions/listen", "params": {
             "notifications": {"toolsListChanged": true},
             "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}}}});
@@ -100,7 +163,11 @@ async fn listen(addr: String, i: usize, receipts: Receipts, ready: tokio::sync::
             .header("mcp-protocol-version", "2026-07-28")
             .header("mcp-method", "subscriptions/listen")
             .body(Full::new(Bytes::from(serde_json::to_vec(&body)?)))?;
-        let mut body = sender.send_request(req).await?.into_body();
+        let response = match sender {
+            Sender::Http1(mut s) => s.send_request(req).await?,
+            Sender::Http2(mut s) => s.send_request(req).await?,
+        };
+        let mut body = response.into_body();
         let mut decoder = SseDecoder::new();
         let mut events = Vec::new();
         let mut ready = Some(ready);

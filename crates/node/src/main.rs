@@ -16,10 +16,17 @@ use config::Config;
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let config = Config::parse();
     init_logging(config.log_json);
-    let mut runtime = tokio::runtime::Builder::new_multi_thread();
-    if let Some(n) = config.worker_threads {
-        runtime.worker_threads(n.max(1));
-    }
+    // One worker means one core: the current-thread scheduler then wakes the listen streams of
+    // a fan-out without the work-stealing queues' atomics and overflow.
+    let mut runtime = match config.worker_threads {
+        Some(1) => tokio::runtime::Builder::new_current_thread(),
+        Some(n) => {
+            let mut b = tokio::runtime::Builder::new_multi_thread();
+            b.worker_threads(n.max(1));
+            b
+        }
+        None => tokio::runtime::Builder::new_multi_thread(),
+    };
     runtime.enable_all().build()?.block_on(run(config))
 }
 

@@ -1,0 +1,80 @@
+//! The machine's own fan-out limit, measured in the same run as the server: a minimal writer
+//! that holds N loopback connections and writes one SSE-sized chunked frame to each per round
+//! from a single thread (no HTTP framework, no runtime), and a reader that drains them. Its
+//! CPU per frame is the floor the node's "server CPU per delivery" is compared with
+//! (`../shared/PERFORMANCE.md`: "re-measure in the same run when you compare").
+
+use std::io::Write;
+use std::net::TcpListener;
+use std::time::{Duration, Instant};
+
+use tokio::io::AsyncReadExt;
+
+/// Accept `streams` connections on `listen`, then write `events` rounds of one `frame_bytes`
+/// frame to every connection, `interval` apart; print CPU per frame.
+pub(crate) fn writer(
+    listen: &str,
+    streams: usize,
+    events: usize,
+    frame_bytes: usize,
+    interval: Duration,
+) -> Result<(), Box<dyn std::error::Error>> {
+    let listener = TcpListener::bind(listen)?;
+    let mut sockets = Vec::with_capacity(streams);
+    while sockets.len() < streams {
+        let (mut socket, _) = listener.accept()?;
+        socket.set_nodelay(true)?;
+        socket
+            .write_all(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n")?;
+        sockets.push(socket);
+    }
+    let payload = format!("event: message\ndata: {}\n\n", "x".repeat(frame_bytes.saturating_sub(23)));
+    let frame = format!("{:x}\r\n{payload}\r\n", payload.len()).into_bytes();
+    let before = crate::cpu_ticks(std::process::id())?;
+    let started = Instant::now();
+    let mut fanouts = Vec::with_capacity(events);
+    for _ in 0..events {
+        let round = Instant::now();
+        for socket in &mut sockets {
+            socket.write_all(&frame)?;
+        }
+        fanouts.push(round.elapsed());
+        std::thread::sleep(interval);
+    }
+    let ticks = crate::cpu_ticks(std::process::id())? - before;
+    let frames = (streams * events) as f64;
+    fanouts.sort();
+    println!(
+        "limit writer: {frames} frames of {} bytes in {:?}; CPU {:.2} µs per frame; one round to all {streams} sockets: median {:?}",
+        frame.len(),
+        started.elapsed(),
+        (ticks * 10_000) as f64 / frames,
+        fanouts[fanouts.len() / 2]
+    );
+    Ok(())
+}
+
+/// Open `streams` connections to `addr` and drain them until the writer closes them.
+pub(crate) async fn reader(addr: &str, streams: usize) -> Result<(), Box<dyn std::error::Error>> {
+    let mut tasks = Vec::with_capacity(streams);
+    for _ in 0..streams {
+        let mut socket = tokio::net::TcpStream::connect(addr).await?;
+        tasks.push(tokio::spawn(async move {
+            let mut buf = vec![0u8; 4096];
+            let mut total = 0usize;
+            while let Ok(n) = socket.read(&mut buf).await {
+                if n == 0 {
+                    break;
+                }
+                total += n;
+            }
+            total
+        }));
+    }
+    let mut bytes = 0;
+    for t in tasks {
+        bytes += t.await?;
+    }
+    println!("limit reader: {bytes} bytes over {streams} connections");
+    Ok(())
+}
