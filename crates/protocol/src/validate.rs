@@ -11,7 +11,7 @@ use serde_json::Value;
 use crate::envelope::RequestMeta;
 use crate::error::RpcError;
 use crate::headers::{self, METHOD_HEADER, PROTOCOL_VERSION_HEADER};
-use crate::jsonrpc::{Message, Rejection, parse_message};
+use crate::jsonrpc::{Message, Rejection, RequestId, parse_message};
 
 /// The first protocol version of the stateless era; ISO dates sort chronologically.
 pub const FIRST_MODERN_VERSION: &str = "2026-07-28";
@@ -23,7 +23,9 @@ pub const ASSUMED_LEGACY_VERSION: &str = "2025-03-26";
 pub enum Validated {
     /// A request to dispatch.
     Request {
-        /// The parsed message (its `id` is present).
+        /// Its id.
+        id: RequestId,
+        /// The parsed message.
         message: Message,
         /// Its validated envelope.
         meta: RequestMeta,
@@ -73,18 +75,15 @@ pub fn validate_message(headers: &HeaderMap, body: &[u8], supported: &[&str]) ->
         return Err(reject(RpcError::unsupported_version(supported, &meta.protocol_version)));
     }
 
-    if !message.is_request() {
-        // Header presence is not enforced on notifications (spec §21.5).
-        return Ok(Validated::Notification(message));
-    }
-
+    // Header presence is not enforced on notifications (spec §21.5).
     // Step 9: required headers on requests.
+    let Some(request_id) = message.id.clone() else { return Ok(Validated::Notification(message)) };
     headers::check_required(headers, PROTOCOL_VERSION_HEADER, &meta.protocol_version).map_err(reject)?;
     headers::check_required(headers, METHOD_HEADER, &message.method).map_err(reject)?;
     if let Some(named) = named_target(&message) {
         headers::check_name(headers, named).map_err(reject)?;
     }
-    Ok(Validated::Request { message, meta })
+    Ok(Validated::Request { id: request_id, message, meta })
 }
 
 /// Whether a version string belongs to the stateless era.

@@ -30,43 +30,23 @@ impl McpHandler {
         B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
     {
         self.shared.metrics.requests.inc();
-        let opts = &self.shared.options;
         let (parts, body) = req.into_parts();
-        if parts.uri.path() != opts.mcp_path {
-            return plain(StatusCode::NOT_FOUND, "Not Found");
-        }
-        if !origin_allowed(&parts.headers, opts.allowed_origins.as_deref(), opts.allowed_hosts.as_deref()) {
-            return http_error(StatusCode::FORBIDDEN, "Origin or Host not allowed");
-        }
-        let principal = match &opts.authenticator {
-            None => None,
-            Some(authenticate) => match authenticate(&parts) {
-                Ok(p) => Some(p),
-                Err(refused) => return unauthorized(&refused.www_authenticate),
-            },
+        let principal = match self.admit(&parts) {
+            Ok(principal) => principal,
+            Err(refusal) => return refusal,
         };
-        if parts.method != Method::POST {
-            let mut resp = http_error(StatusCode::METHOD_NOT_ALLOWED, "Only POST is allowed on the MCP endpoint");
-            resp.headers_mut().insert(header::ALLOW, HeaderValue::from_static("POST"));
-            return resp;
-        }
-        if !is_json(parts.headers.get(header::CONTENT_TYPE)) {
-            return http_error(StatusCode::UNSUPPORTED_MEDIA_TYPE, "Content-Type must be application/json");
-        }
-        let bytes = match read_body(body, opts.max_body_bytes, &parts.headers).await {
+        let bytes = match read_body(body, self.shared.options.max_body_bytes, &parts.headers).await {
             Ok(b) => b,
             Err(resp) => return *resp,
         };
-        let (message, meta) = match validate_message(&parts.headers, &bytes, SUPPORTED_VERSIONS) {
+        let (id, message, meta) = match validate_message(&parts.headers, &bytes, SUPPORTED_VERSIONS) {
             Err(rej) => return error_response(rej.id.as_ref(), &rej.error),
             Ok(Validated::Notification(_)) => return status_only(StatusCode::ACCEPTED),
-            Ok(Validated::Request { message, meta }) => (message, meta),
+            Ok(Validated::Request { id, message, meta }) => (id, message, meta),
         };
         let sse_ok = accepts_sse(parts.headers.get(header::ACCEPT));
         let ctx = RequestContext { principal, parts: Arc::new(parts) };
         let server = self.shared.factory.server(&ctx);
-        // The id is present on every validated request.
-        let id = message.id.clone().unwrap_or(RequestId::Number(0.into()));
         let parts = ctx.parts.clone();
         let incoming = Incoming {
             shared: &self.shared,
@@ -88,6 +68,31 @@ impl McpHandler {
                 run_call(id, future, notifications.filter(|_| sse_ok)).await
             }
         }
+    }
+
+    /// Steps 0–2 before the body is read: path, Origin/Host, authentication, method,
+    /// Content-Type. `Ok` carries the principal, if an authenticator produced one.
+    fn admit(&self, parts: &http::request::Parts) -> Result<Option<crate::Principal>, Response<ResponseBody>> {
+        let opts = &self.shared.options;
+        if parts.uri.path() != opts.mcp_path {
+            return Err(plain(StatusCode::NOT_FOUND, "Not Found"));
+        }
+        if !origin_allowed(&parts.headers, opts.allowed_origins.as_deref(), opts.allowed_hosts.as_deref()) {
+            return Err(http_error(StatusCode::FORBIDDEN, "Origin or Host not allowed"));
+        }
+        let principal = match &opts.authenticator {
+            None => None,
+            Some(authenticate) => Some(authenticate(parts).map_err(|refused| unauthorized(&refused.www_authenticate))?),
+        };
+        if parts.method != Method::POST {
+            let mut resp = http_error(StatusCode::METHOD_NOT_ALLOWED, "Only POST is allowed on the MCP endpoint");
+            resp.headers_mut().insert(header::ALLOW, HeaderValue::from_static("POST"));
+            return Err(resp);
+        }
+        if !is_json(parts.headers.get(header::CONTENT_TYPE)) {
+            return Err(http_error(StatusCode::UNSUPPORTED_MEDIA_TYPE, "Content-Type must be application/json"));
+        }
+        Ok(principal)
     }
 }
 
