@@ -33,7 +33,7 @@ impl McpHandler {
         let (parts, body) = req.into_parts();
         let principal = match self.admit(&parts) {
             Ok(principal) => principal,
-            Err(refusal) => return refusal,
+            Err(refusal) => return *refusal,
         };
         let bytes = match read_body(body, self.shared.options.max_body_bytes, &parts.headers).await {
             Ok(b) => b,
@@ -72,25 +72,30 @@ impl McpHandler {
 
     /// Steps 0–2 before the body is read: path, Origin/Host, authentication, method,
     /// Content-Type. `Ok` carries the principal, if an authenticator produced one.
-    fn admit(&self, parts: &http::request::Parts) -> Result<Option<crate::Principal>, Response<ResponseBody>> {
+    fn admit(&self, parts: &http::request::Parts) -> Result<Option<crate::Principal>, Box<Response<ResponseBody>>> {
         let opts = &self.shared.options;
         if parts.uri.path() != opts.mcp_path {
-            return Err(plain(StatusCode::NOT_FOUND, "Not Found"));
+            return Err(Box::new(plain(StatusCode::NOT_FOUND, "Not Found")));
         }
         if !origin_allowed(&parts.headers, opts.allowed_origins.as_deref(), opts.allowed_hosts.as_deref()) {
-            return Err(http_error(StatusCode::FORBIDDEN, "Origin or Host not allowed"));
+            return Err(Box::new(http_error(StatusCode::FORBIDDEN, "Origin or Host not allowed")));
         }
         let principal = match &opts.authenticator {
             None => None,
-            Some(authenticate) => Some(authenticate(parts).map_err(|refused| unauthorized(&refused.www_authenticate))?),
+            Some(authenticate) => {
+                Some(authenticate(parts).map_err(|refused| Box::new(unauthorized(&refused.www_authenticate)))?)
+            }
         };
         if parts.method != Method::POST {
             let mut resp = http_error(StatusCode::METHOD_NOT_ALLOWED, "Only POST is allowed on the MCP endpoint");
             resp.headers_mut().insert(header::ALLOW, HeaderValue::from_static("POST"));
-            return Err(resp);
+            return Err(Box::new(resp));
         }
         if !is_json(parts.headers.get(header::CONTENT_TYPE)) {
-            return Err(http_error(StatusCode::UNSUPPORTED_MEDIA_TYPE, "Content-Type must be application/json"));
+            return Err(Box::new(http_error(
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                "Content-Type must be application/json",
+            )));
         }
         Ok(principal)
     }
