@@ -9,3 +9,6 @@ mod service;
 
 pub use body::ResponseBody;
 pub use call_stream::CallStream;
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,110 @@
+//! HTTP rules checked by calling the service directly, without a socket (axum's
+//! `examples/testing` style): status, headers and exact body bytes.
+
+use bytes::Bytes;
+use http::{Request, StatusCode};
+use http_body_util::{BodyExt, Full};
+use serde_json::{Value, json};
+
+use crate::types::{CallToolResult, Tool};
+use crate::{HandlerOptions, McpHandler, McpServer, create_mcp_handler};
+
+async fn handler() -> McpHandler {
+    let server = McpServer::builder("unit", "0.1.0").build();
+    server.tool(Tool::new("hi", "Says hi"), |_c| async { Ok(CallToolResult::text("hi")) });
+    let options = HandlerOptions { max_body_bytes: 1024, ..HandlerOptions::default() };
+    create_mcp_handler(server, options).await.expect("handler")
+}
+
+fn post(method: &str) -> http::request::Builder {
+    Request::post("/mcp")
+        .header("content-type", "application/json")
+        .header("mcp-protocol-version", "2026-07-28")
+        .header("mcp-method", method)
+}
+
+fn envelope(id: Value, method: &str, params: Value) -> Bytes {
+    let mut params = params;
+    params["_meta"] = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}});
+    Bytes::from(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string())
+}
+
+async fn answer(h: &McpHandler, req: Request<Full<Bytes>>) -> (StatusCode, http::HeaderMap, Bytes) {
+    let resp = h.handle(req).await;
+    let (parts, body) = resp.into_parts();
+    (parts.status, parts.headers, body.collect().await.expect("body").to_bytes())
+}
+
+#[tokio::test]
+async fn a_json_call_answers_compact_one_line_json() {
+    let h = handler().await;
+    let body = envelope(json!(3), "tools/call", json!({"name": "hi"}));
+    let req = post("tools/call").header("mcp-name", "hi").body(Full::new(body)).unwrap();
+    let (status, headers, bytes) = answer(&h, req).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(headers["content-type"], "application/json");
+    assert_eq!(
+        &bytes[..],
+        br#"{"jsonrpc":"2.0","id":3,"result":{"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"unit","version":"0.1.0"}},"content":[{"text":"hi","type":"text"}],"resultType":"complete"}}"#
+    );
+}
+
+#[tokio::test]
+async fn http_level_rules() {
+    let h = handler().await;
+    let ok = envelope(json!(1), "tools/list", json!({}));
+    let cases = [
+        (Request::get("/mcp").body(Full::new(Bytes::new())).unwrap(), StatusCode::METHOD_NOT_ALLOWED),
+        (Request::post("/other").body(Full::new(ok.clone())).unwrap(), StatusCode::NOT_FOUND),
+        (
+            post("tools/list").header("origin", "http://evil.example").body(Full::new(ok.clone())).unwrap(),
+            StatusCode::FORBIDDEN,
+        ),
+        (
+            Request::post("/mcp")
+                .header("content-type", "application/json; charset=utf-8")
+                .header("mcp-protocol-version", "2026-07-28")
+                .header("mcp-method", "tools/list")
+                .body(Full::new(ok.clone()))
+                .unwrap(),
+            StatusCode::OK,
+        ),
+        (
+            Request::post("/mcp").header("content-type", "text/json").body(Full::new(ok.clone())).unwrap(),
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+        ),
+        (post("tools/list").body(Full::new(Bytes::from(vec![b' '; 2048]))).unwrap(), StatusCode::PAYLOAD_TOO_LARGE),
+        (
+            post("notifications/cancelled")
+                .body(Full::new(Bytes::from_static(br#"{"jsonrpc":"2.0","method":"notifications/cancelled"}"#)))
+                .unwrap(),
+            StatusCode::ACCEPTED,
+        ),
+    ];
+    for (req, expected) in cases {
+        let (method, uri) = (req.method().clone(), req.uri().clone());
+        let (status, headers, _) = answer(&h, req).await;
+        assert_eq!(status, expected, "{method} {uri}");
+        if status == StatusCode::METHOD_NOT_ALLOWED {
+            assert_eq!(headers["allow"], "POST");
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_listen_starts_with_its_ack_bytes() {
+    let h = handler().await;
+    let body = envelope(json!("s"), "subscriptions/listen", json!({"notifications": {"toolsListChanged": true}}));
+    let resp = h.handle(post("subscriptions/listen").body(Full::new(body)).unwrap()).await;
+    assert_eq!(resp.headers()["content-type"], "text/event-stream");
+    assert_eq!(resp.headers()["x-accel-buffering"], "no");
+    let mut body = resp.into_body();
+    let first = body.frame().await.expect("a frame").expect("infallible").into_data().expect("data");
+    assert_eq!(
+        &first[..],
+        b"event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/subscriptions/acknowledged\",\"params\":{\"_meta\":{\"io.modelcontextprotocol/subscriptionId\":\"s\"},\"notifications\":{\"toolsListChanged\":true}}}\n\n"
+    );
+    assert_eq!(h.open_streams(), 1);
+    drop(body);
+    assert_eq!(h.open_streams(), 0, "dropping the body unregisters the stream");
+}
