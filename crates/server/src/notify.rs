@@ -12,6 +12,17 @@ use mcp_fleet_bus::{Change, EventEnvelope, EventKind, ServerEventBus};
 use crate::error::ServerError;
 
 /// Publishes change events, globally or for one tenant scope. Cheap to clone.
+///
+/// ```
+/// use mcp_fleet_server::{create_mcp_handler, HandlerOptions, McpServer};
+/// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+/// let handler = create_mcp_handler(McpServer::builder("demo", "1").build(), HandlerOptions::default()).await.unwrap();
+/// let notify = handler.notify();
+/// let event = notify.resource_updated("file:///config.toml").await.unwrap();
+/// assert!(event.version > 0);
+/// notify.scope("tenant-a").tools_changed().await.unwrap(); // only tenant-a's streams hear this
+/// # });
+/// ```
 #[derive(Clone)]
 pub struct Notifier {
     bus: Arc<dyn ServerEventBus>,

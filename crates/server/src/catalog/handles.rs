@@ -34,6 +34,18 @@ impl ListKind {
 }
 
 /// A handle on one registered entry.
+///
+/// ```
+/// use mcp_fleet_server::{create_mcp_handler, HandlerOptions, McpServer, types::{CallToolResult, Tool}};
+/// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+/// let server = McpServer::builder("demo", "1").build();
+/// let search = server.tool(Tool::new("search", "Searches"), |_c| async { Ok(CallToolResult::text("…")) });
+/// let _handler = create_mcp_handler(server, HandlerOptions::default()).await.unwrap();
+/// // Swaps the catalog, then tells every listen stream in the fleet that tools changed.
+/// search.update_tool(Tool::new("search", "Searches orders and invoices")).await.unwrap();
+/// search.disable().await.unwrap();
+/// # });
+/// ```
 #[derive(Clone)]
 pub struct EntryHandle {
     server: McpServer,
