@@ -104,6 +104,8 @@ pub struct HandlerOptions {
     pub request_state_ttl: Duration,
     /// Event ids remembered to drop duplicates. Default 4096.
     pub dedupe_window: usize,
+    /// Concurrent streams (requests and listen streams) per HTTP/2 connection. Default 200.
+    pub http2_max_concurrent_streams: u32,
 }
 
 impl Default for HandlerOptions {
@@ -124,6 +126,7 @@ impl Default for HandlerOptions {
             request_state_key: None,
             request_state_ttl: Duration::from_secs(600),
             dedupe_window: mcp_fleet_bus::dedupe::DEFAULT_DEDUPE_WINDOW,
+            http2_max_concurrent_streams: 200,
         }
     }
 }

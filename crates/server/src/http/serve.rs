@@ -25,6 +25,7 @@ impl McpHandler {
         let mut builder = auto::Builder::new(TokioExecutor::new());
         // One flattened buffer per chunk: a chunked SSE frame is one write, not a writev of 3.
         builder.http1().writev(false);
+        builder.http2().max_concurrent_streams(self.shared.options.http2_max_concurrent_streams);
         let builder = Arc::new(builder);
         let graceful = GracefulShutdown::new();
         let mut stop = self.shared.shutdown.subscribe();
