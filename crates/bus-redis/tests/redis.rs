@@ -11,9 +11,8 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use futures_util::StreamExt;
-use mcp_fleet_bus::testing::{self, next_event};
-use mcp_fleet_bus::{BusItem, BusStream, Change, EventKind, GapReason, ServerEventBus};
+use mcp_fleet_bus::testing::{self, next_event, next_item, wait_until};
+use mcp_fleet_bus::{BusItem, Change, EventKind, GapReason, ServerEventBus};
 use mcp_fleet_bus_redis::{RedisBus, RedisBusOptions};
 
 const TEST_TIMEOUT: Duration = Duration::from_secs(20);
@@ -171,16 +170,4 @@ async fn an_unreachable_redis_fails_fast() {
     let result = RedisBus::connect(options).await;
     assert!(matches!(result, Err(mcp_fleet_bus::BusError::Unavailable(_))), "{:?}", result.err());
     assert!(started.elapsed() < Duration::from_secs(5));
-}
-
-async fn next_item(stream: &mut BusStream) -> BusItem {
-    tokio::time::timeout(testing::STEP_TIMEOUT, stream.next()).await.expect("an item in time").expect("stream open")
-}
-
-async fn wait_until(condition: impl Fn() -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(5);
-    while !condition() {
-        assert!(Instant::now() < deadline, "condition not reached in time");
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
 }

@@ -107,3 +107,17 @@ pub async fn next_event(stream: &mut BusStream) -> crate::EventEnvelope {
         Err(_) => panic!("no event within {STEP_TIMEOUT:?}"),
     }
 }
+
+/// The next item on `stream` (event or gap); fails on a timeout or a closed stream.
+pub async fn next_item(stream: &mut BusStream) -> BusItem {
+    tokio::time::timeout(STEP_TIMEOUT, stream.next()).await.expect("an item in time").expect("stream open")
+}
+
+/// Wait (up to 5 s) until `condition` holds, polling every 10 ms.
+pub async fn wait_until(condition: impl Fn() -> bool) {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+    while !condition() {
+        assert!(tokio::time::Instant::now() < deadline, "condition not reached in time");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
