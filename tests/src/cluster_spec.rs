@@ -132,3 +132,35 @@ pub async fn every_node_reports_its_bus_connected_after_the_cut(broker: Broker) 
     }
     fleet.shutdown().await;
 }
+
+/// Generate one `#[tokio::test]` per behaviour of this spec for `broker`, so every backend's
+/// test file is the same list by construction.
+#[macro_export]
+macro_rules! fleet_spec_tests {
+    ($broker:expr) => {
+        #[tokio::test]
+        async fn a_list_change_on_one_node_reaches_every_stream_following_that_list_on_every_node() {
+            $crate::cluster_spec::list_change_reaches_every_matching_stream_on_every_node($broker).await;
+        }
+
+        #[tokio::test]
+        async fn a_resource_update_reaches_only_subscribers_of_that_uri_on_every_node() {
+            $crate::cluster_spec::resource_update_reaches_only_its_subscribers_on_every_node($broker).await;
+        }
+
+        #[tokio::test]
+        async fn a_scoped_change_reaches_only_its_tenant_on_every_node_and_a_global_one_reaches_all() {
+            $crate::cluster_spec::scoped_change_stays_in_its_tenant_and_global_reaches_all($broker).await;
+        }
+
+        #[tokio::test]
+        async fn cutting_the_broker_connections_while_publishing_loses_no_last_change() {
+            $crate::cluster_spec::cutting_broker_connections_while_publishing_loses_no_last_change($broker).await;
+        }
+
+        #[tokio::test]
+        async fn every_node_reports_its_bus_connected_again_after_the_cut() {
+            $crate::cluster_spec::every_node_reports_its_bus_connected_after_the_cut($broker).await;
+        }
+    };
+}
