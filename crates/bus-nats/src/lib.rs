@@ -53,10 +53,10 @@ pub use options::{NatsAuth, NatsBusOptions, NatsMode};
 /// reports a slow consumer, which becomes a gap.
 const CHANNEL_CAPACITY: usize = 1024;
 
-/// Connect to `url` (`nats://host:4222`, credentials in the URL allowed) in JetStream mode
-/// with default options, publishing as `node_id`.
+/// Connect to `url` (`nats://host:4222`, credentials in the URL allowed; query parameters as
+/// in [`NatsBusOptions::from_url`]), publishing as `node_id`.
 pub async fn connect(url: &str, node_id: &str) -> Result<Arc<dyn ServerEventBus>, BusError> {
-    let bus = NatsBus::connect(NatsBusOptions::new(url, node_id)).await?;
+    let bus = NatsBus::connect(NatsBusOptions::from_url(url, node_id)?).await?;
     Ok(Arc::new(bus))
 }
 

@@ -103,6 +103,44 @@ impl NatsBusOptions {
         }
     }
 
+    /// Options from a URL whose query may set what the fields set:
+    /// `nats://host:4222?mode=core&stream=NAME&prefix=a.b&token=T&creds=/path/x.creds&max_messages=N&max_age_secs=N`.
+    /// Unknown parameters are an error, so a typo never silently falls back to a default.
+    ///
+    /// ```
+    /// use mcp_fleet_bus_nats::{NatsBusOptions, NatsMode};
+    /// let o = NatsBusOptions::from_url("nats://127.0.0.1:4222?mode=core&prefix=fleet.a", "n1").unwrap();
+    /// assert_eq!((o.url.as_str(), o.mode, o.subject_prefix.as_str()), ("nats://127.0.0.1:4222", NatsMode::Core, "fleet.a"));
+    /// ```
+    pub fn from_url(url: &str, node_id: &str) -> Result<Self, BusError> {
+        let (base, query) = url.split_once('?').unwrap_or((url, ""));
+        let mut options = NatsBusOptions::new(base, node_id);
+        let invalid = |key: &str, value: &str| BusError::Config(format!("invalid nats URL parameter {key}={value:?}"));
+        for pair in query.split('&').filter(|p| !p.is_empty()) {
+            let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
+            match key {
+                "mode" => {
+                    options.mode = match value {
+                        "jetstream" => NatsMode::JetStream,
+                        "core" => NatsMode::Core,
+                        _ => return Err(invalid(key, value)),
+                    }
+                }
+                "stream" => options.stream_name = value.to_owned(),
+                "prefix" => options.subject_prefix = value.to_owned(),
+                "token" => options.auth = NatsAuth::Token(value.to_owned()),
+                "creds" => options.auth = NatsAuth::CredentialsFile(PathBuf::from(value)),
+                "max_messages" => options.max_messages = value.parse().map_err(|_| invalid(key, value))?,
+                "max_age_secs" => {
+                    options.max_age = Duration::from_secs(value.parse().map_err(|_| invalid(key, value))?);
+                }
+                _ => return Err(BusError::Config(format!("unknown nats URL parameter {key:?}"))),
+            }
+        }
+        options.validate()?;
+        Ok(options)
+    }
+
     /// The subject filter matching every event of this bus (`<prefix>.>`).
     pub fn subject_filter(&self) -> String {
         format!("{}.>", self.subject_prefix)
@@ -121,5 +159,20 @@ impl NatsBusOptions {
             return Err(BusError::Config("nats timeouts must be positive".into()));
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod url_tests {
+    use super::*;
+
+    #[test]
+    fn url_parameters_set_options_and_typos_are_errors() {
+        let o = NatsBusOptions::from_url("nats://h:1?stream=S&token=t&max_messages=5&max_age_secs=60", "n").unwrap();
+        assert_eq!((o.stream_name.as_str(), o.max_messages, o.max_age), ("S", 5, Duration::from_secs(60)));
+        assert_eq!(o.auth, NatsAuth::Token("t".into()));
+        assert!(NatsBusOptions::from_url("nats://h:1?mode=fast", "n").is_err());
+        assert!(NatsBusOptions::from_url("nats://h:1?strem=S", "n").is_err());
+        assert!(NatsBusOptions::from_url("nats://h:1?prefix=a..b", "n").is_err());
     }
 }

@@ -42,9 +42,9 @@ pub use bus::RedisBus;
 pub use options::RedisBusOptions;
 
 /// Connect to `url` (`redis://`, `rediss://`, with user, password and db as redis-rs parses
-/// them) with default options, publishing as `node_id`.
+/// them; `stream` and `maxlen` as in [`RedisBusOptions::from_url`]), publishing as `node_id`.
 pub async fn connect(url: &str, node_id: &str) -> Result<Arc<dyn ServerEventBus>, BusError> {
-    let bus = RedisBus::connect(RedisBusOptions::new(url, node_id)?).await?;
+    let bus = RedisBus::connect(RedisBusOptions::from_url(url, node_id)?).await?;
     Ok(Arc::new(bus))
 }
 

@@ -66,6 +66,32 @@ impl RedisBusOptions {
         })
     }
 
+    /// Options from a URL whose query may also set `stream=KEY` and `maxlen=N` (every other
+    /// parameter goes to redis-rs, e.g. `protocol=resp3`).
+    ///
+    /// ```
+    /// let o = mcp_fleet_bus_redis::RedisBusOptions::from_url("redis://127.0.0.1:6379/2?stream=fleet-a&maxlen=500", "n1").unwrap();
+    /// assert_eq!((o.stream_key.as_str(), o.max_len), ("fleet-a", 500));
+    /// ```
+    pub fn from_url(url: &str, node_id: &str) -> Result<Self, BusError> {
+        let (base, query) = url.split_once('?').unwrap_or((url, ""));
+        let (mut stream, mut max_len, mut rest) = (None, None, Vec::new());
+        for pair in query.split('&').filter(|p| !p.is_empty()) {
+            match pair.split_once('=') {
+                Some(("stream", key)) if !key.is_empty() => stream = Some(key.to_owned()),
+                Some(("maxlen", n)) => {
+                    max_len = Some(n.parse().map_err(|_| BusError::Config(format!("invalid redis URL maxlen {n:?}")))?);
+                }
+                _ => rest.push(pair),
+            }
+        }
+        let redis_url = if rest.is_empty() { base.to_owned() } else { format!("{base}?{}", rest.join("&")) };
+        let mut options = RedisBusOptions::new(&redis_url, node_id)?;
+        options.stream_key = stream.unwrap_or(options.stream_key);
+        options.max_len = max_len.unwrap_or(options.max_len);
+        Ok(options)
+    }
+
     /// The same options with another stream key.
     pub fn with_stream_key(mut self, stream_key: impl Into<String>) -> Self {
         self.stream_key = stream_key.into();

@@ -18,7 +18,9 @@ pub(crate) struct Config {
     #[arg(long, env = "MCP_FLEET_ADMIN_LISTEN")]
     pub(crate) admin_listen: Option<SocketAddr>,
 
-    /// Event bus URL: memory:// (single node), redis://host:port/db, nats://host:port.
+    /// Event bus URL: memory:// (single node), redis://host:port/db[?stream=KEY&maxlen=N],
+    /// nats://host:port[?mode=core&stream=NAME&prefix=P&token=T&creds=FILE]. Every replica must
+    /// use the same one.
     #[arg(long, env = "MCP_FLEET_BUS", default_value = "memory://")]
     pub(crate) bus: String,
 
