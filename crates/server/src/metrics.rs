@@ -12,10 +12,11 @@ use prometheus_client::collector::Collector;
 use prometheus_client::encoding::{DescriptorEncoder, EncodeMetric};
 use prometheus_client::metrics::counter::{ConstCounter, Counter};
 use prometheus_client::metrics::gauge::{ConstGauge, Gauge};
+use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::Registry;
 
 /// The handler's metrics. Cheap to clone (counters are `Arc`s inside).
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct Metrics {
     /// Open listen streams.
     pub listen_open: Gauge,
@@ -35,6 +36,27 @@ pub struct Metrics {
     pub gaps: Counter,
     /// HTTP requests answered.
     pub requests: Counter,
+    /// Age of bus events when this node's router handled them (publish time on the origin
+    /// node → now; includes clock skew between nodes), in seconds.
+    pub event_age: Histogram,
+}
+
+impl Default for Metrics {
+    fn default() -> Self {
+        Metrics {
+            listen_open: Gauge::default(),
+            listen_opened: Counter::default(),
+            listen_refused: Counter::default(),
+            frames_written: Counter::default(),
+            coalesced: Counter::default(),
+            events_delivered: Counter::default(),
+            duplicates_dropped: Counter::default(),
+            gaps: Counter::default(),
+            requests: Counter::default(),
+            // 0.5 ms … ~4 s.
+            event_age: Histogram::new(exponential_buckets(0.0005, 2.0, 14)),
+        }
+    }
 }
 
 impl Metrics {
@@ -51,6 +73,7 @@ impl Metrics {
         registry.register("bus_duplicates_dropped", "Bus events dropped as duplicates", m.duplicates_dropped);
         registry.register("bus_gaps", "Gaps detected (each triggers a conservative invalidation)", m.gaps);
         registry.register("http_requests", "HTTP requests answered", m.requests);
+        registry.register("bus_event_age_seconds", "Publish-to-router age of bus events", m.event_age);
         registry.register_collector(Box::new(BusCollector {
             counters: bus.counters(),
             connected: bus.status().is_connected(),
