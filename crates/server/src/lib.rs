@@ -54,3 +54,8 @@ pub use outcome::{InputRequired, Outcome};
 pub use mcp_fleet_protocol as protocol;
 /// Result and definition types (tools, content, resources, prompts).
 pub use mcp_fleet_protocol::types;
+
+/// The README's code is compiled as a doctest, so the embedding example cannot rot.
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+struct ReadmeDoctests;
