@@ -153,3 +153,21 @@ async fn an_unreachable_nats_fails_fast() {
     assert!(matches!(result, Err(mcp_fleet_bus::BusError::Unavailable(_))), "{:?}", result.err());
     assert!(started.elapsed() < Duration::from_secs(5));
 }
+
+#[tokio::test]
+async fn jetstream_counts_and_skips_an_undecodable_message() {
+    let Some(admin) = admin().await else { return };
+    let options = options("garbage", "consumer", NatsMode::JetStream);
+    let consumer = NatsBus::connect(options.clone()).await.expect("connect");
+    let mut stream = consumer.subscribe().await.expect("subscribe");
+    // A foreign message on one of the bus's subjects: it takes a stream sequence (so it is no
+    // gap), but it is not an envelope.
+    let subject = format!("{}._global.tools", options.subject_prefix);
+    admin.publish(subject, "\u{1}not json".into()).await.expect("publish").await.expect("ack");
+    let good = consumer.publish(Change::list(EventKind::ToolsListChanged)).await.expect("publish");
+
+    assert_eq!(next_event(&mut stream).await.event_id, good.event_id);
+    assert_eq!(consumer.counters().undecodable.load(Ordering::Relaxed), 1);
+    assert_eq!(consumer.counters().gaps.load(Ordering::Relaxed), 0);
+    cleanup(&admin, &options).await;
+}
