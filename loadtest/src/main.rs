@@ -263,3 +263,24 @@ fn report(args: &Args, sent: &HashMap<u64, Instant>, receipts: &[(usize, u64, In
         fanout.last().copied().unwrap_or_default()
     );
 }
+
+#[cfg(test)]
+mod tests {
+    use mcp_fleet_protocol::sse::{NotificationFrame, SseDecoder, SseEvent};
+
+    #[test]
+    fn finds_the_event_version_in_a_real_frame_without_parsing_json() {
+        let frame = NotificationFrame::new(
+            "notifications/tools/list_changed",
+            None,
+            &serde_json::json!({"publishedAtMs": 1, "version": 4711}),
+        );
+        let mut wire = Vec::new();
+        frame.write(&mut wire, b"\"sub-1\"");
+        let mut events = Vec::new();
+        SseDecoder::new().feed(&wire, &mut events);
+        let [SseEvent::Message(message)] = events.as_slice() else { panic!("one message expected: {events:?}") };
+        assert_eq!(super::event_version(message), Some(4711));
+        assert_eq!(super::event_version(r#"{"method":"notifications/subscriptions/acknowledged"}"#), None);
+    }
+}
