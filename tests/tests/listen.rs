@@ -146,3 +146,22 @@ async fn shutdown_sends_the_completion_result_then_ends_the_stream() {
     assert!(s.next_message().await.is_none(), "stream ends after the completion result");
     tokio::time::timeout(Duration::from_secs(5), shutting).await.expect("shutdown finishes").unwrap();
 }
+
+#[tokio::test]
+async fn a_stream_past_its_max_lifetime_ends_gracefully_so_the_client_reconnects_elsewhere() {
+    let limits = ListenLimits {
+        keepalive: Duration::from_millis(50),
+        max_lifetime: Some(Duration::from_millis(300)),
+        ..ListenLimits::default()
+    };
+    let (node, client) = start(HandlerOptions { listen: limits, ..HandlerOptions::default() }).await;
+    let mut s = client.listen(json!("life"), json!({"toolsListChanged": true})).await;
+    s.next_message().await.unwrap();
+    let done = s.next_message().await.unwrap();
+    assert_eq!((done["id"].clone(), done["result"]["resultType"].clone()), (json!("life"), json!("complete")));
+    assert!(s.next_message().await.is_none(), "the stream ends after its completion result");
+    // The server is not shutting down: a new listen is accepted.
+    let mut again = client.listen(json!("again"), json!({})).await;
+    assert_eq!(again.next_message().await.unwrap()["method"], "notifications/subscriptions/acknowledged");
+    node.shutdown().await;
+}

@@ -40,6 +40,11 @@ pub(crate) struct Config {
     #[arg(long, env = "MCP_FLEET_KEEPALIVE_SECS", default_value_t = 15)]
     pub(crate) keepalive_secs: u64,
 
+    /// Close each listen stream gracefully after about this many seconds (±10 %), so clients
+    /// reconnect through the load balancer and spread onto new replicas (0: never).
+    #[arg(long, env = "MCP_FLEET_MAX_STREAM_LIFETIME_SECS", default_value_t = 0)]
+    pub(crate) max_stream_lifetime_secs: u64,
+
     /// Largest request body in bytes.
     #[arg(long, env = "MCP_FLEET_MAX_BODY_BYTES", default_value_t = 4 * 1024 * 1024)]
     pub(crate) max_body_bytes: usize,
@@ -60,5 +65,9 @@ pub(crate) struct Config {
 impl Config {
     pub(crate) fn keepalive(&self) -> Duration {
         Duration::from_secs(self.keepalive_secs)
+    }
+
+    pub(crate) fn max_stream_lifetime(&self) -> Option<Duration> {
+        (self.max_stream_lifetime_secs > 0).then(|| Duration::from_secs(self.max_stream_lifetime_secs))
     }
 }

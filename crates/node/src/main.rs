@@ -63,6 +63,7 @@ fn options(config: &Config) -> HandlerOptions {
         listen: ListenLimits {
             max_streams: config.max_streams,
             keepalive: config.keepalive(),
+            max_lifetime: config.max_stream_lifetime(),
             ..ListenLimits::default()
         },
         allowed_origins: (!allow_all).then(|| config.allowed_origins.clone()),

@@ -211,8 +211,9 @@ pub async fn create_mcp_handler(
         serving: watch::channel(0).0,
     });
     tokio::spawn(consume_bus(shared.clone(), events));
-    if !shared.options.listen.keepalive.is_zero() {
-        tokio::spawn(keepalive(shared.router.clone(), shared.options.listen.keepalive, shared.shutdown.subscribe()));
+    if let Some(every) = shared.options.listen.tick_interval() {
+        let keepalives = !shared.options.listen.keepalive.is_zero();
+        tokio::spawn(tick(shared.router.clone(), every, keepalives, shared.shutdown.subscribe()));
     }
     Ok(McpHandler { shared })
 }
@@ -248,13 +249,14 @@ async fn consume_bus(shared: Arc<HandlerShared>, mut events: mcp_fleet_bus::BusS
     }
 }
 
-async fn keepalive(router: ListenRouter, every: Duration, mut stop: watch::Receiver<bool>) {
-    let mut tick = tokio::time::interval(every);
-    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    tick.tick().await;
+/// The listen router's periodic tick: keepalive comments and stream lifetimes.
+async fn tick(router: ListenRouter, every: Duration, keepalives: bool, mut stop: watch::Receiver<bool>) {
+    let mut interval = tokio::time::interval(every);
+    interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    interval.tick().await;
     loop {
         tokio::select! {
-            _ = tick.tick() => router.keepalive_tick(),
+            _ = interval.tick() => router.tick(keepalives),
             _ = crate::shutdown::signalled(&mut stop) => return,
         }
     }

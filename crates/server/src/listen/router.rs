@@ -9,6 +9,7 @@
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
+use std::time::{Duration, Instant};
 
 use mcp_fleet_bus::{EventEnvelope, EventKind};
 use mcp_fleet_protocol::envelope::FLEET_EVENT_KEY;
@@ -30,12 +31,41 @@ pub struct ListenLimits {
     /// URIs in one listen's `resourceSubscriptions`; past it `-32602`. Default 1 000.
     pub max_uris_per_listen: usize,
     /// Interval of `: keepalive` comments on idle streams; zero disables. Default 15 s.
-    pub keepalive: std::time::Duration,
+    pub keepalive: Duration,
+    /// Close each stream gracefully (completion result, then end) after about this long, ±10 %
+    /// so reconnects spread out; clients reconnect through the load balancer, which rebalances
+    /// streams onto replicas added since. Checked every keepalive interval (or 15 s when
+    /// keepalives are off). Default `None`: streams live until the client or a shutdown ends them.
+    pub max_lifetime: Option<Duration>,
 }
 
 impl Default for ListenLimits {
     fn default() -> Self {
-        ListenLimits { max_streams: 10_000, max_uris_per_listen: 1_000, keepalive: std::time::Duration::from_secs(15) }
+        ListenLimits {
+            max_streams: 10_000,
+            max_uris_per_listen: 1_000,
+            keepalive: Duration::from_secs(15),
+            max_lifetime: None,
+        }
+    }
+}
+
+impl ListenLimits {
+    /// How often the router's tick runs (keepalives and lifetime checks), if it runs at all.
+    pub(crate) fn tick_interval(&self) -> Option<Duration> {
+        match (self.keepalive.is_zero(), self.max_lifetime) {
+            (false, _) => Some(self.keepalive),
+            (true, Some(_)) => Some(Duration::from_secs(15)),
+            (true, None) => None,
+        }
+    }
+
+    /// When a stream registered `now` with router key `key` expires (jittered ±10 %).
+    fn expiry(&self, key: u64, now: Instant) -> Option<Instant> {
+        let lifetime = self.max_lifetime?;
+        // A cheap, well-spread per-stream factor in [0.9, 1.1) (Fibonacci hashing of the key).
+        let spread = (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 44) as f64 / (1u64 << 20) as f64;
+        Some(now + lifetime.mul_f64(0.9 + 0.2 * spread))
     }
 }
 
@@ -124,7 +154,8 @@ impl ListenRouter {
         server_info: Arc<Value>,
     ) -> Result<ListenBody, RpcError> {
         let key = self.inner.next_key.fetch_add(1, Ordering::Relaxed);
-        let sub = Arc::new(Subscription::new(key, scope, filter, request_id, server_info));
+        let expires_at = self.inner.limits.expiry(key, Instant::now());
+        let sub = Arc::new(Subscription::new(key, scope, filter, request_id, server_info, expires_at));
         {
             let mut reg = self.write();
             // Checked under the write lock, which `close_all` also takes to set the flag: a
@@ -255,10 +286,18 @@ impl ListenRouter {
         }
     }
 
-    /// Mark every stream for a keepalive comment (written only if it has nothing else to say).
-    pub(crate) fn keepalive_tick(&self) {
+    /// The periodic tick: mark every stream for a keepalive comment (written only if it has
+    /// nothing else to say) when `keepalive`, and close the streams past their lifetime.
+    pub(crate) fn tick(&self, keepalive: bool) {
+        let now = Instant::now();
         for sub in self.read().all.values() {
-            sub.update(|p| p.keepalive = true);
+            let expired = sub.expires_at.is_some_and(|at| now >= at);
+            if keepalive || expired {
+                sub.update(|p| {
+                    p.keepalive |= keepalive;
+                    p.closing |= expired;
+                });
+            }
         }
     }
 

@@ -6,6 +6,7 @@
 //! everything pending in one buffer.
 
 use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Instant;
 
 use atomic_waker::AtomicWaker;
 use mcp_fleet_protocol::{RequestId, SubscriptionFilter};
@@ -28,6 +29,8 @@ pub(crate) struct Subscription {
     pub(crate) id_json: Box<[u8]>,
     /// `serverInfo` of the server that opened it, for the completion result.
     pub(crate) server_info: Arc<Value>,
+    /// When the router closes it gracefully (`ListenLimits::max_lifetime`).
+    pub(crate) expires_at: Option<Instant>,
     state: Mutex<PendingSet>,
     pub(crate) waker: AtomicWaker,
 }
@@ -39,10 +42,11 @@ impl Subscription {
         filter: SubscriptionFilter,
         request_id: RequestId,
         server_info: Arc<Value>,
+        expires_at: Option<Instant>,
     ) -> Self {
         let id_json = request_id.to_json().into_bytes().into_boxed_slice();
         let (state, waker) = (Mutex::default(), AtomicWaker::new());
-        Subscription { key, scope, filter, request_id, id_json, server_info, state, waker }
+        Subscription { key, scope, filter, request_id, id_json, server_info, expires_at, state, waker }
     }
 
     /// Lock the pending set.
