@@ -106,6 +106,13 @@ pub struct HandlerOptions {
     pub dedupe_window: usize,
     /// Concurrent streams (requests and listen streams) per HTTP/2 connection. Default 200.
     pub http2_max_concurrent_streams: u32,
+    /// How long a client may take to send its request headers, then its body (each); past it
+    /// the connection is closed (headers) or the request gets 408 (body). Default 30 s.
+    pub request_read_timeout: Duration,
+    /// Close connections whose peer stopped acknowledging data for this long (a vanished
+    /// client would otherwise hold its listen slot until the kernel gives up, ~15 min): sets
+    /// TCP keepalive and `TCP_USER_TIMEOUT`, and HTTP/2 pings. Default 60 s; `None` disables.
+    pub dead_peer_timeout: Option<Duration>,
 }
 
 impl Default for HandlerOptions {
@@ -127,6 +134,8 @@ impl Default for HandlerOptions {
             request_state_ttl: Duration::from_secs(600),
             dedupe_window: mcp_fleet_bus::dedupe::DEFAULT_DEDUPE_WINDOW,
             http2_max_concurrent_streams: 200,
+            request_read_timeout: Duration::from_secs(30),
+            dead_peer_timeout: Some(Duration::from_secs(60)),
         }
     }
 }

@@ -5,14 +5,14 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use hyper::service::service_fn;
-use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto;
 use hyper_util::server::graceful::GracefulShutdown;
 use tokio::net::TcpListener;
 
 use super::service::ServiceResult;
 use crate::error::ServerError;
-use crate::handler::McpHandler;
+use crate::handler::{HandlerOptions, McpHandler};
 
 /// How long to wait after a failed `accept` (e.g. out of file descriptors) before retrying.
 const ACCEPT_BACKOFF: Duration = Duration::from_millis(50);
@@ -22,11 +22,7 @@ impl McpHandler {
     /// accepting and drain open connections (listen streams end with their completion result)
     /// within the shutdown deadline.
     pub async fn serve(&self, listener: TcpListener) -> Result<(), ServerError> {
-        let mut builder = auto::Builder::new(TokioExecutor::new());
-        // One flattened buffer per chunk: a chunked SSE frame is one write, not a writev of 3.
-        builder.http1().writev(false);
-        builder.http2().max_concurrent_streams(self.shared.options.http2_max_concurrent_streams);
-        let builder = Arc::new(builder);
+        let builder = Arc::new(connection_builder(&self.shared.options));
         let graceful = GracefulShutdown::new();
         let mut stop = self.shared.shutdown.subscribe();
         self.shared.serving.send_modify(|n| *n += 1);
@@ -34,8 +30,7 @@ impl McpHandler {
             tokio::select! {
                 accepted = listener.accept() => match accepted {
                     Ok((stream, _)) => {
-                        // Without TCP_NODELAY, SSE frames stall ~40 ms behind Nagle + delayed ACK.
-                        let _ = stream.set_nodelay(true);
+                        tune_socket(&stream, self.shared.options.dead_peer_timeout);
                         self.spawn_connection(&builder, &graceful, stream);
                     }
                     Err(e) => {
@@ -74,5 +69,39 @@ impl McpHandler {
                 tracing::debug!(error = %e, "connection ended with an error");
             }
         });
+    }
+}
+
+/// HTTP/1.1 and h2c on one port, with the handler's limits and timeouts.
+fn connection_builder(options: &HandlerOptions) -> auto::Builder<TokioExecutor> {
+    let mut builder = auto::Builder::new(TokioExecutor::new());
+    builder
+        .http1()
+        // One flattened buffer per chunk: a chunked SSE frame is one write, not a writev of 3.
+        .writev(false)
+        .timer(TokioTimer::new())
+        .header_read_timeout(options.request_read_timeout);
+    let mut http2 = builder.http2();
+    http2.max_concurrent_streams(options.http2_max_concurrent_streams).timer(TokioTimer::new());
+    if let Some(dead) = options.dead_peer_timeout {
+        http2.keep_alive_interval(dead / 2).keep_alive_timeout(dead / 2);
+    }
+    builder
+}
+
+/// Per-socket options of an accepted connection.
+fn tune_socket(stream: &tokio::net::TcpStream, dead_peer_timeout: Option<Duration>) {
+    // Without TCP_NODELAY, SSE frames stall ~40 ms behind Nagle + delayed ACK.
+    let _ = stream.set_nodelay(true);
+    let Some(dead) = dead_peer_timeout else { return };
+    let socket = socket2::SockRef::from(stream);
+    let probe = (dead / 4).max(Duration::from_secs(1));
+    let keepalive = socket2::TcpKeepalive::new().with_time(probe).with_interval(probe);
+    if let Err(e) = socket.set_tcp_keepalive(&keepalive) {
+        tracing::debug!(error = %e, "could not enable TCP keepalive");
+    }
+    #[cfg(any(target_os = "linux", target_os = "android", target_os = "fuchsia"))]
+    if let Err(e) = socket.set_tcp_user_timeout(Some(dead)) {
+        tracing::debug!(error = %e, "could not set TCP_USER_TIMEOUT");
     }
 }

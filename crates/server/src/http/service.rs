@@ -35,9 +35,13 @@ impl McpHandler {
             Ok(principal) => principal,
             Err(refusal) => return *refusal,
         };
-        let bytes = match read_body(body, self.shared.options.max_body_bytes, &parts.headers).await {
-            Ok(b) => b,
-            Err(resp) => return *resp,
+        let opts = &self.shared.options;
+        let read =
+            tokio::time::timeout(opts.request_read_timeout, read_body(body, opts.max_body_bytes, &parts.headers));
+        let bytes = match read.await {
+            Ok(Ok(b)) => b,
+            Ok(Err(resp)) => return *resp,
+            Err(_) => return http_error(StatusCode::REQUEST_TIMEOUT, "The request body did not arrive in time"),
         };
         let (id, message, meta) = match validate_message(&parts.headers, &bytes, SUPPORTED_VERSIONS) {
             Err(rej) => return error_response(rej.id.as_ref(), &rej.error),

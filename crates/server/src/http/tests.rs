@@ -108,3 +108,16 @@ async fn a_listen_starts_with_its_ack_bytes() {
     drop(body);
     assert_eq!(h.open_streams(), 0, "dropping the body unregisters the stream");
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_body_that_never_arrives_gets_408_after_the_read_timeout() {
+    let server = McpServer::builder("unit", "0.1.0").build();
+    let options =
+        HandlerOptions { request_read_timeout: std::time::Duration::from_secs(5), ..HandlerOptions::default() };
+    let h = create_mcp_handler(server, options).await.expect("handler");
+    let stalled = http_body_util::StreamBody::new(futures_util::stream::pending::<
+        Result<http_body::Frame<Bytes>, std::convert::Infallible>,
+    >());
+    let resp = h.handle(post("tools/list").body(stalled).unwrap()).await;
+    assert_eq!(resp.status(), StatusCode::REQUEST_TIMEOUT);
+}
