@@ -95,6 +95,13 @@ impl McpHandler {
             resp.headers_mut().insert(header::ALLOW, HeaderValue::from_static("POST"));
             return Err(Box::new(resp));
         }
+        let accept = parts.headers.get(header::ACCEPT);
+        if !accepts(accept, "application/json") && !accepts(accept, "text/event-stream") {
+            return Err(Box::new(http_error(
+                StatusCode::NOT_ACCEPTABLE,
+                "Accept must allow application/json or text/event-stream",
+            )));
+        }
         if !is_json(parts.headers.get(header::CONTENT_TYPE)) {
             return Err(Box::new(http_error(
                 StatusCode::UNSUPPORTED_MEDIA_TYPE,
@@ -164,13 +171,21 @@ fn is_json(value: Option<&HeaderValue>) -> bool {
     media.split(';').next().is_some_and(|t| t.trim().eq_ignore_ascii_case("application/json"))
 }
 
-/// Whether a call may be answered with SSE (absent Accept accepts anything).
-fn accepts_sse(value: Option<&HeaderValue>) -> bool {
+/// Whether the `Accept` header admits `media` (`type/subtype`); an absent or unreadable
+/// header admits anything. Parameters and quality values are not weighed (HTTP-6: be lenient).
+fn accepts(value: Option<&HeaderValue>, media: &str) -> bool {
     let Some(accept) = value.and_then(|v| v.to_str().ok()) else { return true };
-    accept
-        .split(',')
-        .map(|t| t.split(';').next().unwrap_or("").trim())
-        .any(|t| t.eq_ignore_ascii_case("text/event-stream") || t == "*/*" || t.eq_ignore_ascii_case("text/*"))
+    let family = media.split('/').next().unwrap_or(media);
+    accept.split(',').map(|t| t.split(';').next().unwrap_or("").trim()).any(|t| {
+        t == "*/*"
+            || t.eq_ignore_ascii_case(media)
+            || t.strip_suffix("/*").is_some_and(|f| f.eq_ignore_ascii_case(family))
+    })
+}
+
+/// Whether a call may be answered with SSE.
+fn accepts_sse(value: Option<&HeaderValue>) -> bool {
+    accepts(value, "text/event-stream")
 }
 
 fn json(status: StatusCode, body: Vec<u8>) -> Response<ResponseBody> {

@@ -73,6 +73,14 @@ async fn http_level_rules() {
             Request::post("/mcp").header("content-type", "text/json").body(Full::new(ok.clone())).unwrap(),
             StatusCode::UNSUPPORTED_MEDIA_TYPE,
         ),
+        (
+            post("tools/list").header("accept", "text/html").body(Full::new(ok.clone())).unwrap(),
+            StatusCode::NOT_ACCEPTABLE,
+        ),
+        (
+            post("tools/list").header("accept", "application/*;q=0.5").body(Full::new(ok.clone())).unwrap(),
+            StatusCode::OK,
+        ),
         (post("tools/list").body(Full::new(Bytes::from(vec![b' '; 2048]))).unwrap(), StatusCode::PAYLOAD_TOO_LARGE),
         (
             post("notifications/cancelled")
