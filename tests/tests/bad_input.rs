@@ -63,6 +63,15 @@ async fn each_bad_input_gets_its_specific_error_and_the_server_keeps_serving() {
     }
     // Still serving.
     assert!(client.result("tools/list", json!({})).await["tools"].is_array());
+    // Counted by method (bounded: unknown methods are `other`) and status.
+    let metrics = node.handler.metrics_text();
+    for line in [
+        r#"mcp_fleet_http_requests_total{method="tools/list",status="200"} 1"#,
+        r#"mcp_fleet_http_requests_total{method="other",status="404"} 2"#,
+        r#"mcp_fleet_http_requests_total{method="invalid",status="400"}"#,
+    ] {
+        assert!(metrics.contains(line), "{line} missing from:\n{metrics}");
+    }
     node.shutdown().await;
 }
 

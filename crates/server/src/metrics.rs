@@ -9,8 +9,9 @@ use std::sync::atomic::Ordering;
 
 use mcp_fleet_bus::{BusCounters, ServerEventBus};
 use prometheus_client::collector::Collector;
-use prometheus_client::encoding::{DescriptorEncoder, EncodeMetric};
+use prometheus_client::encoding::{DescriptorEncoder, EncodeLabelSet, EncodeMetric};
 use prometheus_client::metrics::counter::{ConstCounter, Counter};
+use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::{ConstGauge, Gauge};
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::Registry;
@@ -34,8 +35,8 @@ pub struct Metrics {
     pub duplicates_dropped: Counter,
     /// Gaps reported by the bus.
     pub gaps: Counter,
-    /// HTTP requests answered.
-    pub requests: Counter,
+    /// HTTP requests answered, by JSON-RPC method and HTTP status.
+    pub requests: Family<RequestLabels, Counter>,
     /// Age of bus events when this node's router handled them (publish time on the origin
     /// node → now; includes clock skew between nodes), in seconds.
     pub event_age: Histogram,
@@ -52,14 +53,29 @@ impl Default for Metrics {
             events_delivered: Counter::default(),
             duplicates_dropped: Counter::default(),
             gaps: Counter::default(),
-            requests: Counter::default(),
+            requests: Family::default(),
             // 0.5 ms … ~4 s.
             event_age: Histogram::new(exponential_buckets(0.0005, 2.0, 14)),
         }
     }
 }
 
+/// Labels of [`Metrics::requests`].
+#[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
+pub struct RequestLabels {
+    /// The JSON-RPC method (`other` for unknown ones, `invalid` before one could be read,
+    /// `notification` for notifications).
+    pub method: &'static str,
+    /// The HTTP status.
+    pub status: u16,
+}
+
 impl Metrics {
+    /// Count one answered request.
+    pub(crate) fn record_request(&self, method: &'static str, status: http::StatusCode) {
+        self.requests.get_or_create(&RequestLabels { method, status: status.as_u16() }).inc();
+    }
+
     /// Encode every metric, including `bus`'s counters, as OpenMetrics text.
     pub fn encode(&self, bus: &Arc<dyn ServerEventBus>) -> String {
         let mut registry = Registry::with_prefix("mcp_fleet");
@@ -72,7 +88,7 @@ impl Metrics {
         registry.register("bus_events_delivered", "Bus events handed to the listen router", m.events_delivered);
         registry.register("bus_duplicates_dropped", "Bus events dropped as duplicates", m.duplicates_dropped);
         registry.register("bus_gaps", "Gaps detected (each triggers a conservative invalidation)", m.gaps);
-        registry.register("http_requests", "HTTP requests answered", m.requests);
+        registry.register("http_requests", "HTTP requests answered, by JSON-RPC method and status", m.requests);
         registry.register("bus_event_age_seconds", "Publish-to-router age of bus events", m.event_age);
         registry.register_collector(Box::new(BusCollector {
             counters: bus.counters(),

@@ -29,25 +29,38 @@ impl McpHandler {
         B: Body<Data = Bytes>,
         B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
     {
-        self.shared.metrics.requests.inc();
+        let (method, response) = self.answer(req).await;
+        self.shared.metrics.record_request(method, response.status());
+        response
+    }
+
+    /// The response, and the method label it is counted under.
+    async fn answer<B>(&self, req: Request<B>) -> (&'static str, Response<ResponseBody>)
+    where
+        B: Body<Data = Bytes>,
+        B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    {
         let (parts, body) = req.into_parts();
         let principal = match self.admit(&parts) {
             Ok(principal) => principal,
-            Err(refusal) => return *refusal,
+            Err(refusal) => return (INVALID, *refusal),
         };
         let opts = &self.shared.options;
         let read =
             tokio::time::timeout(opts.request_read_timeout, read_body(body, opts.max_body_bytes, &parts.headers));
         let bytes = match read.await {
             Ok(Ok(b)) => b,
-            Ok(Err(resp)) => return *resp,
-            Err(_) => return http_error(StatusCode::REQUEST_TIMEOUT, "The request body did not arrive in time"),
+            Ok(Err(resp)) => return (INVALID, *resp),
+            Err(_) => {
+                return (INVALID, http_error(StatusCode::REQUEST_TIMEOUT, "The request body did not arrive in time"));
+            }
         };
         let (id, message, meta) = match validate_message(&parts.headers, &bytes, SUPPORTED_VERSIONS) {
-            Err(rej) => return error_response(rej.id.as_ref(), &rej.error),
-            Ok(Validated::Notification(_)) => return status_only(StatusCode::ACCEPTED),
+            Err(rej) => return (INVALID, error_response(rej.id.as_ref(), &rej.error)),
+            Ok(Validated::Notification(_)) => return ("notification", status_only(StatusCode::ACCEPTED)),
             Ok(Validated::Request { id, message, meta }) => (id, message, meta),
         };
+        let label = method_label(&message.method);
         let sse_ok = accepts_sse(parts.headers.get(header::ACCEPT));
         let ctx = RequestContext { principal, parts: Arc::new(parts) };
         let server = self.shared.factory.server(&ctx);
@@ -63,7 +76,7 @@ impl McpHandler {
             meta,
             headers: &parts.headers,
         };
-        match prepare(incoming) {
+        let response = match prepare(incoming) {
             Err(e) => error_response(Some(&id), &e),
             Ok(Prepared::Immediate(Ok(result))) => json(StatusCode::OK, encode_result(&id, &result)),
             Ok(Prepared::Immediate(Err(e))) => error_response(Some(&id), &e),
@@ -71,7 +84,8 @@ impl McpHandler {
             Ok(Prepared::Call { future, notifications }) => {
                 run_call(id, future, notifications.filter(|_| sse_ok)).await
             }
-        }
+        };
+        (label, response)
     }
 
     /// Steps 0–2 before the body is read: path, Origin/Host, authentication, method,
@@ -110,6 +124,26 @@ impl McpHandler {
         }
         Ok(principal)
     }
+}
+
+/// Method label of requests refused before a method could be read.
+const INVALID: &str = "invalid";
+
+/// A bounded set of metric labels: the methods this server answers, else `other`.
+fn method_label(method: &str) -> &'static str {
+    const KNOWN: [&str; 10] = [
+        "server/discover",
+        "tools/list",
+        "tools/call",
+        "resources/list",
+        "resources/templates/list",
+        "resources/read",
+        "prompts/list",
+        "prompts/get",
+        "completion/complete",
+        "subscriptions/listen",
+    ];
+    KNOWN.into_iter().find(|m| *m == method).unwrap_or("other")
 }
 
 /// Run a call: JSON if it finishes before emitting a notification, SSE from its first one.
