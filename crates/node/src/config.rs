@@ -24,6 +24,10 @@ pub(crate) struct Config {
     #[arg(long, env = "MCP_FLEET_BUS", default_value = "memory://")]
     pub(crate) bus: String,
 
+    /// How long to keep retrying an unreachable bus at startup before exiting, in seconds.
+    #[arg(long, env = "MCP_FLEET_BUS_CONNECT_SECS", default_value_t = 30)]
+    pub(crate) bus_connect_secs: u64,
+
     /// This node's id on the bus (default: hostname-pid).
     #[arg(long, env = "MCP_FLEET_NODE_ID")]
     pub(crate) node_id: Option<String>,

@@ -59,6 +59,7 @@ fn options(config: &Config) -> HandlerOptions {
     HandlerOptions {
         bus_url: Some(config.bus.clone()),
         node_id: config.node_id.clone(),
+        bus_connect_patience: Duration::from_secs(config.bus_connect_secs),
         max_body_bytes: config.max_body_bytes,
         listen: ListenLimits {
             max_streams: config.max_streams,

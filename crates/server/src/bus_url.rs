@@ -3,6 +3,7 @@
 //! place that maps a scheme to one of them.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use mcp_fleet_bus::{BusError, MemoryBus, ServerEventBus};
 
@@ -28,9 +29,50 @@ pub async fn connect_bus(url: &str, node_id: &str) -> Result<Arc<dyn ServerEvent
     }
 }
 
+/// [`connect_bus`], retrying with backoff while the broker is unreachable (not on a
+/// configuration error) for up to `patience`, so a replica that starts during a broker blip
+/// waits instead of crash-looping.
+pub(crate) async fn connect_bus_patiently(
+    url: &str,
+    node_id: &str,
+    patience: Duration,
+) -> Result<Arc<dyn ServerEventBus>, BusError> {
+    let deadline = tokio::time::Instant::now() + patience;
+    let mut delay = Duration::from_millis(100);
+    loop {
+        match connect_bus(url, node_id).await {
+            Err(err @ (BusError::Unavailable(_) | BusError::Timeout(_)))
+                if tokio::time::Instant::now() + delay < deadline =>
+            {
+                tracing::warn!(%url, error = %err, retry_in = ?delay, "event bus unreachable; retrying");
+                tokio::time::sleep(delay).await;
+                delay = (delay * 2).min(Duration::from_secs(5));
+            }
+            other => return other,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[cfg(feature = "redis")]
+    #[tokio::test]
+    async fn an_unreachable_broker_is_retried_until_patience_runs_out() {
+        let started = tokio::time::Instant::now();
+        let result = connect_bus_patiently("redis://127.0.0.1:1/0", "n", Duration::from_millis(800)).await;
+        assert!(matches!(result, Err(BusError::Unavailable(_))), "{:?}", result.err());
+        let waited = started.elapsed();
+        assert!(waited >= Duration::from_millis(300) && waited < Duration::from_secs(5), "waited {waited:?}");
+        // A configuration error is final at once.
+        let started = tokio::time::Instant::now();
+        assert!(matches!(
+            connect_bus_patiently("kafka://x", "n", Duration::from_secs(5)).await,
+            Err(BusError::Config(_))
+        ));
+        assert!(started.elapsed() < Duration::from_millis(100));
+    }
 
     #[tokio::test]
     async fn unknown_schemes_are_a_config_error() {

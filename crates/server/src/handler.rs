@@ -78,6 +78,9 @@ pub struct HandlerOptions {
     pub bus_url: Option<String>,
     /// This node's id on the bus. Default: `HOSTNAME-pid`.
     pub node_id: Option<String>,
+    /// How long [`create_mcp_handler`] keeps retrying an unreachable `bus_url` before it fails.
+    /// Default 30 s.
+    pub bus_connect_patience: Duration,
     /// Path of the MCP endpoint. Default `/mcp`.
     pub mcp_path: String,
     /// Items per page of every list. Default 100.
@@ -121,6 +124,7 @@ impl Default for HandlerOptions {
             bus: None,
             bus_url: None,
             node_id: None,
+            bus_connect_patience: Duration::from_secs(30),
             mcp_path: "/mcp".into(),
             page_size: 100,
             max_body_bytes: 4 * 1024 * 1024,
@@ -195,7 +199,9 @@ pub async fn create_mcp_handler(
 ) -> Result<McpHandler, ServerError> {
     let bus = match (&options.bus, &options.bus_url) {
         (Some(bus), _) => bus.clone(),
-        (None, Some(url)) => crate::bus_url::connect_bus(url, &options.node_id()).await?,
+        (None, Some(url)) => {
+            crate::bus_url::connect_bus_patiently(url, &options.node_id(), options.bus_connect_patience).await?
+        }
         (None, None) => Arc::new(MemoryBus::new().as_node(&options.node_id())),
     };
     let notifier = Notifier::new(bus.clone());
