@@ -1,0 +1,121 @@
+//! Dispatch: ladder steps 10–12 (method exists, declared client capabilities, `Mcp-Param-*`)
+//! and the hand-off to each method family, producing a [`Prepared`] answer.
+
+use futures_util::future::BoxFuture;
+use http::HeaderMap;
+use mcp_fleet_protocol::envelope::RequestMeta;
+use mcp_fleet_protocol::{RequestId, RpcError};
+use serde_json::{Map, Value};
+use tokio::sync::mpsc;
+
+use crate::catalog::{Catalog, McpServer};
+use crate::context::RequestContext;
+use crate::handler::HandlerShared;
+use crate::listen::ListenBody;
+
+use super::{completion, discover, listen, lists, prompts, resources, tools};
+
+/// A call's eventual result object (already stamped), or its error.
+pub(crate) type CallFuture = BoxFuture<'static, Result<Value, RpcError>>;
+
+/// How a request will be answered.
+pub(crate) enum Prepared {
+    /// Answered right away (discover, lists, completion, in-band errors).
+    Immediate(Result<Value, RpcError>),
+    /// A handler to run; its request-scoped notifications (if it may send any) arrive on
+    /// `notifications`, which switches the response to SSE.
+    Call { future: CallFuture, notifications: Option<mpsc::Receiver<Vec<u8>>> },
+    /// An open listen stream.
+    Listen(ListenBody),
+}
+
+/// Everything a method needs about one request.
+pub(crate) struct Incoming<'a> {
+    pub(crate) shared: &'a HandlerShared,
+    pub(crate) server: McpServer,
+    pub(crate) catalog: std::sync::Arc<Catalog>,
+    pub(crate) ctx: RequestContext,
+    pub(crate) id: RequestId,
+    pub(crate) method: String,
+    pub(crate) params: Map<String, Value>,
+    pub(crate) meta: RequestMeta,
+    pub(crate) headers: &'a HeaderMap,
+}
+
+/// Ladder steps 10–12, then dispatch. `Err` is a pre-dispatch rejection with its own status.
+pub(crate) fn prepare(req: Incoming<'_>) -> Result<Prepared, RpcError> {
+    let Some(family) = Family::of(&req.method, &req.catalog) else {
+        return Err(RpcError::method_not_found(&req.method));
+    };
+    Ok(match family {
+        Family::Discover => Prepared::Immediate(Ok(discover::discover(&req))),
+        Family::List(list) => Prepared::Immediate(lists::list(&req, list)),
+        Family::CallTool => tools::prepare_call(req)?,
+        Family::ReadResource => resources::prepare_read(req),
+        Family::GetPrompt => prompts::prepare_get(req),
+        Family::Complete => completion::prepare(req),
+        Family::Listen => listen::open(&req),
+    })
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Family {
+    Discover,
+    List(lists::ListMethod),
+    CallTool,
+    ReadResource,
+    GetPrompt,
+    Complete,
+    Listen,
+}
+
+impl Family {
+    /// Methods this server answers (a capability-gated one only when advertised).
+    fn of(method: &str, catalog: &Catalog) -> Option<Family> {
+        Some(match method {
+            "server/discover" => Family::Discover,
+            "tools/call" => Family::CallTool,
+            "resources/read" => Family::ReadResource,
+            "prompts/get" => Family::GetPrompt,
+            "completion/complete" if catalog.completion.is_some() => Family::Complete,
+            "subscriptions/listen" => Family::Listen,
+            other => Family::List(lists::ListMethod::of(other)?),
+        })
+    }
+}
+
+/// Bound of a call's request-scoped notification queue: a handler that outpaces its client
+/// waits instead of growing memory.
+const CALL_NOTIFICATION_QUEUE: usize = 64;
+
+impl Incoming<'_> {
+    /// The call context for a handler, with a notification channel when the request opted in
+    /// to progress or log messages and the response may switch to SSE.
+    pub(crate) fn call_context(&self) -> (crate::context::CallContext, Option<mpsc::Receiver<Vec<u8>>>) {
+        let wants = self.meta.progress_token.is_some() || self.meta.log_level.is_some();
+        let (tx, rx) = if wants && self.shared.options.response_mode == crate::handler::ResponseMode::Auto {
+            let (tx, rx) = mpsc::channel(CALL_NOTIFICATION_QUEUE);
+            (Some(tx), Some(rx))
+        } else {
+            (None, None)
+        };
+        (crate::context::CallContext::new(self.meta.clone(), &self.ctx, tx), rx)
+    }
+
+    /// A required string parameter (`name`, `uri`), or an in-band `-32602`.
+    pub(crate) fn string_param(&self, key: &str) -> Result<String, RpcError> {
+        match self.params.get(key) {
+            Some(Value::String(s)) => Ok(s.clone()),
+            _ => Err(RpcError::invalid_params(format!("params.{key} must be a string")).in_band()),
+        }
+    }
+
+    /// An optional object parameter (`arguments`), empty when absent.
+    pub(crate) fn object_param(&self, key: &str) -> Result<Map<String, Value>, RpcError> {
+        match self.params.get(key) {
+            None | Some(Value::Null) => Ok(Map::new()),
+            Some(Value::Object(o)) => Ok(o.clone()),
+            Some(_) => Err(RpcError::invalid_params(format!("params.{key} must be an object")).in_band()),
+        }
+    }
+}
