@@ -35,6 +35,8 @@ pub struct RequestContext {
 
 /// Request-scoped notifications waiting to be written (already encoded JSON-RPC messages).
 pub(crate) type NotificationSender = mpsc::Sender<Vec<u8>>;
+/// The receiving end, read by the response that carries them.
+pub(crate) type NotificationReceiver = mpsc::Receiver<Vec<u8>>;
 
 /// What a tool, prompt or resource handler knows about its call.
 #[derive(Debug, Clone)]

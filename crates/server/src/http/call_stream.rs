@@ -6,12 +6,12 @@ use std::convert::Infallible;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
+use crate::context::NotificationReceiver;
 use bytes::Bytes;
 use futures_util::FutureExt;
 use http_body::{Body, Frame};
 use mcp_fleet_protocol::jsonrpc::{encode_error, encode_result};
 use mcp_fleet_protocol::{RequestId, sse};
-use tokio::sync::mpsc;
 
 use crate::methods::CallFuture;
 
@@ -19,7 +19,7 @@ use crate::methods::CallFuture;
 pub struct CallStream {
     id: RequestId,
     future: Option<CallFuture>,
-    notifications: mpsc::Receiver<Vec<u8>>,
+    notifications: NotificationReceiver,
     first: Option<Vec<u8>>,
     done: bool,
 }
@@ -31,12 +31,7 @@ impl std::fmt::Debug for CallStream {
 }
 
 impl CallStream {
-    pub(crate) fn new(
-        id: RequestId,
-        future: CallFuture,
-        notifications: mpsc::Receiver<Vec<u8>>,
-        first: Vec<u8>,
-    ) -> Self {
+    pub(crate) fn new(id: RequestId, future: CallFuture, notifications: NotificationReceiver, first: Vec<u8>) -> Self {
         CallStream { id, future: Some(future), notifications, first: Some(first), done: false }
     }
 }

@@ -5,6 +5,7 @@
 use std::convert::Infallible;
 use std::sync::Arc;
 
+use crate::context::NotificationReceiver;
 use bytes::Bytes;
 use http::{HeaderValue, Method, Request, Response, StatusCode, header};
 use http_body::Body;
@@ -12,7 +13,6 @@ use http_body_util::{BodyExt, Limited};
 use mcp_fleet_protocol::jsonrpc::{encode_error, encode_result};
 use mcp_fleet_protocol::validate::{Validated, validate_message};
 use mcp_fleet_protocol::{ErrorCode, RequestId, RpcError, SUPPORTED_VERSIONS};
-use tokio::sync::mpsc;
 
 use super::body::ResponseBody;
 use super::call_stream::CallStream;
@@ -150,7 +150,7 @@ fn method_label(method: &str) -> &'static str {
 async fn run_call(
     id: RequestId,
     mut future: CallFuture,
-    notifications: Option<mpsc::Receiver<Vec<u8>>>,
+    notifications: Option<NotificationReceiver>,
 ) -> Response<ResponseBody> {
     let Some(mut rx) = notifications else { return call_json(&id, future.await) };
     tokio::select! {

@@ -24,7 +24,7 @@ pub(crate) enum Prepared {
     Immediate(Result<Value, RpcError>),
     /// A handler to run; its request-scoped notifications (if it may send any) arrive on
     /// `notifications`, which switches the response to SSE.
-    Call { future: CallFuture, notifications: Option<mpsc::Receiver<Vec<u8>>> },
+    Call { future: CallFuture, notifications: Option<crate::context::NotificationReceiver> },
     /// An open listen stream.
     Listen(ListenBody),
 }
@@ -91,7 +91,7 @@ const CALL_NOTIFICATION_QUEUE: usize = 64;
 impl Incoming<'_> {
     /// The call context for a handler, with a notification channel when the request opted in
     /// to progress or log messages and the response may switch to SSE.
-    pub(crate) fn call_context(&self) -> (crate::context::CallContext, Option<mpsc::Receiver<Vec<u8>>>) {
+    pub(crate) fn call_context(&self) -> (crate::context::CallContext, Option<crate::context::NotificationReceiver>) {
         let wants = self.meta.progress_token.is_some() || self.meta.log_level.is_some();
         let (tx, rx) = if wants && self.shared.options.response_mode == crate::handler::ResponseMode::Auto {
             let (tx, rx) = mpsc::channel(CALL_NOTIFICATION_QUEUE);

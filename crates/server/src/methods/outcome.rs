@@ -1,6 +1,8 @@
 //! Shared by the three methods that may answer `input_required` (`tools/call`, `prompts/get`,
-//! `resources/read`): reading a retry's `inputResponses`/`requestState`, and turning a
-//! handler's [`Outcome`] into a stamped result object.
+//! `resources/read`): starting the call (reading a retry's `inputResponses`/`requestState`),
+//! and turning a handler's [`Outcome`] into a stamped result object.
+
+use std::sync::Arc;
 
 use mcp_fleet_protocol::RpcError;
 use mcp_fleet_protocol::envelope::RequestMeta;
@@ -8,12 +10,13 @@ use mcp_fleet_protocol::types::{CacheHint, stamp_result};
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 
+use super::Incoming;
 use super::state::StateCodec;
-use crate::context::CallContext;
+use crate::context::{CallContext, NotificationReceiver};
 use crate::outcome::{InputRequired, Outcome};
 
 /// What binds a state token to its request: method, target, caller.
-pub(super) fn binding(method: &str, target: &str, ctx: &CallContext) -> String {
+fn binding(method: &str, target: &str, ctx: &CallContext) -> String {
     let who = ctx.principal.as_ref().map(|p| p.id.as_str()).unwrap_or("");
     format!("{method}\0{target}\0{who}")
 }
@@ -25,7 +28,7 @@ fn invalid_state() -> RpcError {
 }
 
 /// Read a retry's `inputResponses` and `requestState` into the call context (MRTR-5, MRTR-6).
-pub(super) fn read_retry(
+fn read_retry(
     params: &Map<String, Value>,
     codec: Option<&StateCodec>,
     binding: &str,
@@ -51,31 +54,55 @@ pub(super) fn read_retry(
     Ok(())
 }
 
-/// Turn an outcome into the result object: stamped, with cache hints on complete results
-/// when the method is cacheable, and signed state on `input_required`.
-pub(super) fn finish<T: Serialize>(
-    outcome: Outcome<T>,
-    info: &Value,
-    cache: Option<CacheHint>,
-    codec: Option<&StateCodec>,
-    binding: &str,
-    meta: &RequestMeta,
-) -> Result<Value, RpcError> {
-    let mut result = match outcome {
-        Outcome::Complete(value) => {
-            let Ok(Value::Object(mut obj)) = serde_json::to_value(value) else {
-                return Err(RpcError::internal("Handler result is not a JSON object"));
-            };
-            obj.insert("resultType".into(), json!("complete"));
-            if let Some(cache) = cache {
-                cache.apply(&mut obj);
+/// Start a call that may answer `input_required`: its context (with the notification channel
+/// that switches the response to SSE), the retry's inputs read and verified, and the
+/// [`Finisher`] that will turn the handler's outcome into the result object.
+pub(super) fn start_call(
+    req: &Incoming<'_>,
+    method: &str,
+    target: &str,
+) -> Result<(CallContext, Option<NotificationReceiver>, Finisher), RpcError> {
+    let (mut ctx, notifications) = req.call_context();
+    let binding = binding(method, target, &ctx);
+    let codec = req.shared.state_codec.clone();
+    read_retry(&req.params, codec.as_ref(), &binding, &mut ctx)?;
+    let finisher = Finisher { info: req.server.info().clone(), codec, binding, meta: req.meta.clone() };
+    Ok((ctx, notifications, finisher))
+}
+
+/// Everything needed to turn a handler's outcome into the result object, taken from the
+/// request before the handler runs (the handler's future owns it, not the request).
+pub(super) struct Finisher {
+    info: Arc<Value>,
+    codec: Option<StateCodec>,
+    binding: String,
+    meta: RequestMeta,
+}
+
+impl Finisher {
+    /// The result object: stamped, with `cache` hints on a complete result of a cacheable
+    /// method, and signed state on `input_required`.
+    pub(super) fn finish<T: Serialize>(
+        &self,
+        outcome: Outcome<T>,
+        cache: Option<CacheHint>,
+    ) -> Result<Value, RpcError> {
+        let mut result = match outcome {
+            Outcome::Complete(value) => {
+                let Ok(Value::Object(mut obj)) = serde_json::to_value(value) else {
+                    return Err(RpcError::internal("Handler result is not a JSON object"));
+                };
+                obj.insert("resultType".into(), json!("complete"));
+                if let Some(cache) = cache {
+                    cache.apply(&mut obj);
+                }
+                obj
             }
-            obj
-        }
-        Outcome::InputRequired(ir) => input_required(ir, codec, binding, meta)?,
-    };
-    stamp_result(&mut result, info);
-    Ok(Value::Object(result))
+            Outcome::InputRequired(ir) => input_required(ir, self.codec.as_ref(), &self.binding, &self.meta)?,
+        };
+        stamp_result(&mut result, &self.info);
+        Ok(Value::Object(result))
+    }
 }
 
 fn input_required(

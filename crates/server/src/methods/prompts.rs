@@ -5,7 +5,7 @@ use futures_util::FutureExt;
 use mcp_fleet_protocol::RpcError;
 use serde_json::json;
 
-use super::outcome::{binding, finish, read_retry};
+use super::outcome::start_call;
 use super::{Incoming, Prepared};
 use crate::catalog::PromptGet;
 
@@ -30,14 +30,11 @@ fn checked(req: &Incoming<'_>) -> Result<Prepared, RpcError> {
     if let Some(missing) = entry.def.arguments.iter().find(|a| a.required && !arguments.contains_key(&a.name)) {
         return Err(RpcError::invalid_params(format!("Missing required prompt argument {:?}", missing.name)).in_band());
     }
-    let (mut ctx, notifications) = req.call_context();
-    let bind = binding("prompts/get", &name, &ctx);
-    read_retry(&req.params, req.shared.state_codec.as_ref(), &bind, &mut ctx)?;
-    let (info, codec, meta) = (req.server.info().clone(), req.shared.state_codec.clone(), req.meta.clone());
+    let (ctx, notifications, finisher) = start_call(req, "prompts/get", &name)?;
     let get = entry.get.clone();
     let future = async move {
         let outcome = get(PromptGet { arguments, ctx }).await?;
-        finish(outcome, &info, None, codec.as_ref(), &bind, &meta)
+        finisher.finish(outcome, None)
     }
     .boxed();
     Ok(Prepared::Call { future, notifications })

@@ -7,7 +7,7 @@ use mcp_fleet_protocol::types::ResourceContents;
 use serde::Serialize;
 use serde_json::{Map, json};
 
-use super::outcome::{binding, finish, read_retry};
+use super::outcome::start_call;
 use super::{Incoming, Prepared};
 use crate::catalog::ResourceRead;
 use crate::outcome::Outcome;
@@ -32,18 +32,16 @@ pub(super) fn prepare_read(req: Incoming<'_>) -> Prepared {
         let err = RpcError::invalid_params(format!("Resource not found: {uri}")).with_data(json!({"uri": uri}));
         return Prepared::Immediate(Err(err.in_band()));
     };
-    let (mut ctx, notifications) = req.call_context();
-    let bind = binding("resources/read", &uri, &ctx);
-    if let Err(e) = read_retry(&req.params, req.shared.state_codec.as_ref(), &bind, &mut ctx) {
-        return Prepared::Immediate(Err(e));
-    }
+    let (ctx, notifications, finisher) = match start_call(&req, "resources/read", &uri) {
+        Ok(started) => started,
+        Err(e) => return Prepared::Immediate(Err(e)),
+    };
     // A retry's result must not be cached (CACHE-3); otherwise the configured hint.
     let cache = if ctx.input_responses.is_some() || ctx.request_state.is_some() {
         mcp_fleet_protocol::types::CacheHint::NONE
     } else {
         req.server.inner.cache.reads
     };
-    let (info, codec, meta) = (req.server.info().clone(), req.shared.state_codec.clone(), req.meta.clone());
     let future = async move {
         let outcome = match read(ResourceRead { uri: uri.clone(), variables, ctx }).await? {
             Outcome::Complete(contents) if contents.is_empty() => {
@@ -52,7 +50,7 @@ pub(super) fn prepare_read(req: Incoming<'_>) -> Prepared {
             Outcome::Complete(contents) => Outcome::Complete(ReadResult { contents }),
             Outcome::InputRequired(ir) => Outcome::InputRequired(ir),
         };
-        finish(outcome, &info, Some(cache), codec.as_ref(), &bind, &meta)
+        finisher.finish(outcome, Some(cache))
     }
     .boxed();
     Prepared::Call { future, notifications }

@@ -8,7 +8,7 @@ use mcp_fleet_protocol::schema::check_arguments;
 use mcp_fleet_protocol::types::CallToolResult;
 use serde_json::Value;
 
-use super::outcome::{binding, finish, read_retry};
+use super::outcome::start_call;
 use super::{Incoming, Prepared};
 use crate::catalog::ToolCall;
 
@@ -33,21 +33,16 @@ pub(super) fn prepare_call(req: Incoming<'_>) -> Result<Prepared, RpcError> {
     // Step 12: every x-mcp-header declaration must be mirrored faithfully.
     check_param_headers(req.headers, &entry.param_headers, &Value::Object(arguments.clone()))?;
 
-    let (mut ctx, notifications) = req.call_context();
-    let bind = binding("tools/call", &name, &ctx);
-    if let Err(e) = read_retry(&req.params, req.shared.state_codec.as_ref(), &bind, &mut ctx) {
-        return Ok(Prepared::Immediate(Err(e)));
-    }
-    let info = req.server.info().clone();
-    let codec = req.shared.state_codec.clone();
-    let meta = req.meta.clone();
+    let (ctx, notifications, finisher) = match start_call(&req, "tools/call", &name) {
+        Ok(started) => started,
+        Err(e) => return Ok(Prepared::Immediate(Err(e))),
+    };
     if let Err(problem) = check_arguments(&entry.def.input_schema, &arguments) {
-        let result = finish(CallToolResult::error(problem).into(), &info, None, None, "", &meta);
-        return Ok(Prepared::Immediate(result));
+        return Ok(Prepared::Immediate(finisher.finish(CallToolResult::error(problem).into(), None)));
     }
     let future = async move {
         let outcome = (entry.run)(ToolCall { arguments, ctx }).await?;
-        finish(outcome, &info, None, codec.as_ref(), &bind, &meta)
+        finisher.finish(outcome, None)
     }
     .boxed();
     Ok(Prepared::Call { future, notifications })
