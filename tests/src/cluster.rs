@@ -25,7 +25,7 @@ pub const NODES: usize = 3;
 /// How long reaching the broker may take before the test is skipped.
 const PROBE_TIMEOUT: Duration = Duration::from_secs(2);
 /// The `_meta` key carrying `{"version": …}`, or `{"gap": true}` after a conservative invalidation.
-pub const EVENT_META: &str = "dev.mcp-fleet/event";
+pub const EVENT_META: &str = mcp_fleet_protocol::envelope::FLEET_EVENT_KEY;
 
 /// A real broker the tests can run against.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -6,7 +6,7 @@ mod router;
 mod stream;
 mod subscription;
 
-pub use router::{EVENT_META_KEY, ListenLimits};
+pub use router::ListenLimits;
 pub use stream::ListenBody;
 
 pub(crate) use router::ListenRouter;

@@ -12,7 +12,6 @@ use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
 
 use mcp_fleet_bus::{EventEnvelope, EventKind};
-use mcp_fleet_protocol::envelope::FLEET_EVENT_KEY;
 use mcp_fleet_protocol::sse::NotificationFrame;
 use mcp_fleet_protocol::{RequestId, RpcError, SubscriptionFilter};
 use serde_json::{Value, json};
@@ -329,6 +328,3 @@ impl ListenRouter {
         self.inner.registry.write().unwrap_or_else(|p| p.into_inner())
     }
 }
-
-/// The `_meta` key under which notifications carry the event's version and publish time.
-pub const EVENT_META_KEY: &str = FLEET_EVENT_KEY;
