@@ -190,7 +190,7 @@ impl Fleet {
         let recovered = || {
             self.nodes.iter().all(|n| {
                 let bus = n.handler.bus();
-                n.handler.bus_status().is_connected() && bus.counters().reconnects.load(Ordering::Relaxed) >= reconnects
+                n.handler.bus_health().connected && bus.counters().reconnects.load(Ordering::Relaxed) >= reconnects
             })
         };
         let deadline = tokio::time::Instant::now() + WAIT;

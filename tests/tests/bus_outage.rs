@@ -1,5 +1,5 @@
 //! A broker outage never takes the HTTP side down: while the node cannot reach its broker,
-//! requests keep being served, `bus_status()` says so, and `notify()` returns an error the
+//! requests keep being served, `bus_health()` says so, and `notify()` returns an error the
 //! caller can see; when the broker is back, the node reconnects and notifications flow again.
 //!
 //! The broker is taken away through a loopback proxy the test cuts, so the real (shared)
@@ -63,13 +63,13 @@ async fn outage_spec(broker: Broker) {
     proxy.cut();
     let notify = node.handler.notify();
     eventually("publishing fails visibly", async || notify.tools_changed().await.is_err()).await;
-    eventually("bus_status reports the outage", async || !node.handler.bus_status().is_connected()).await;
+    eventually("the node reports it cannot hear the bus", async || !node.handler.bus_health().connected).await;
     // The HTTP side is untouched: requests are served and the listen stream stays open.
     assert!(client.result("tools/list", json!({})).await["tools"].is_array());
     assert!(client.result("server/discover", json!({})).await["capabilities"].is_object());
 
     proxy.restore();
-    eventually("the bus is connected again", async || node.handler.bus_status().is_connected()).await;
+    eventually("the node hears the bus again", async || node.handler.bus_health().connected).await;
     let mut published = None;
     eventually("publishing works again", async || {
         published = notify.tools_changed().await.ok();

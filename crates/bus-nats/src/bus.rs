@@ -6,7 +6,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use async_nats::connection::State;
 use async_nats::jetstream;
-use mcp_fleet_bus::{BoxFuture, BusCounters, BusError, BusStatus, BusStream, Change, EventEnvelope, ServerEventBus};
+use mcp_fleet_bus::{
+    BoxFuture, BusCounters, BusError, BusStatus, BusStream, EventEnvelope, ServerEventBus, StatusCell,
+};
 
 use crate::connection::{self, ConnWatch};
 use crate::options::{NatsBusOptions, NatsMode};
@@ -26,6 +28,13 @@ struct Inner {
     options: Arc<NatsBusOptions>,
     counters: Arc<BusCounters>,
     watch: Arc<ConnWatch>,
+    /// The epoch: the JetStream stream's (shared with its consumers and publisher), or core
+    /// mode's, chosen by this process.
+    epoch: Arc<AtomicU64>,
+    /// JetStream mode's publisher.
+    publisher: js_mode::Publisher,
+    /// The JetStream consumers' state.
+    status: StatusCell,
     /// Core mode's node-local version counter.
     core_version: AtomicU64,
 }
@@ -39,10 +48,16 @@ impl NatsBus {
         let watch = ConnWatch::new(counters.clone());
         let client = connection::connect(&options, watch.clone()).await?;
         let js = jetstream::new(client.clone());
-        if options.mode == NatsMode::JetStream {
-            js_mode::ensure_stream(&js, &options).await?;
-        }
-        let inner = Inner { client, js, options: Arc::new(options), counters, watch, core_version: AtomicU64::new(1) };
+        let epoch = match options.mode {
+            NatsMode::JetStream => js_mode::locate(&js, &options).await?.0.epoch,
+            NatsMode::Core => mcp_fleet_bus::envelope::new_epoch(),
+        };
+        let options = Arc::new(options);
+        let epoch = Arc::new(AtomicU64::new(epoch));
+        let publisher = js_mode::Publisher::new(js.clone(), options.clone(), epoch.clone());
+        let status = StatusCell::connected();
+        let core_version = AtomicU64::new(1);
+        let inner = Inner { client, js, options, counters, watch, epoch, publisher, status, core_version };
         Ok(NatsBus { inner: Arc::new(inner) })
     }
 
@@ -56,22 +71,36 @@ impl NatsBus {
         &self.inner.client
     }
 
-    /// Start consuming after stream sequence `sequence` (an event's `version`) instead of at
-    /// the stream's end: a node that remembers the last version it handled resumes there and
-    /// gets a gap if retention discarded part of what it missed. JetStream mode only.
-    pub async fn subscribe_after(&self, sequence: u64) -> Result<BusStream, BusError> {
-        let inner = &self.inner;
-        if inner.options.mode != NatsMode::JetStream {
+    /// Start consuming after the event `(epoch, version)` instead of at the stream's end: a
+    /// node that remembers the last event it handled resumes there, and gets a gap if
+    /// retention discarded part of what it missed — or if that epoch is gone altogether, then
+    /// everything the current stream holds. JetStream mode only.
+    pub async fn subscribe_after(&self, epoch: u64, version: u64) -> Result<BusStream, BusError> {
+        if self.inner.options.mode != NatsMode::JetStream {
             return Err(BusError::Config("core nats cannot replay; subscribe_after needs jetstream mode".into()));
         }
-        js_mode::subscribe(inner.js.clone(), inner.options.clone(), inner.counters.clone(), Some(sequence)).await
+        js_mode::subscribe(self.consumer_shared(), Some((epoch, version))).await
     }
 
-    async fn publish_change(&self, change: Change) -> Result<EventEnvelope, BusError> {
+    fn consumer_shared(&self) -> js_mode::Shared {
+        let inner = &self.inner;
+        js_mode::Shared {
+            js: inner.js.clone(),
+            options: inner.options.clone(),
+            counters: inner.counters.clone(),
+            epoch: inner.epoch.clone(),
+            status: inner.status.clone(),
+        }
+    }
+
+    async fn publish_envelope(&self, env: EventEnvelope) -> Result<EventEnvelope, BusError> {
         let inner = &self.inner;
         let result = match inner.options.mode {
-            NatsMode::JetStream => js_mode::publish(&inner.js, &inner.options, change).await,
-            NatsMode::Core => core::publish(&inner.client, &inner.options, &inner.core_version, change).await,
+            NatsMode::JetStream => inner.publisher.publish(env).await,
+            NatsMode::Core => {
+                let epoch = inner.epoch.load(Ordering::Relaxed);
+                core::publish(&inner.client, &inner.options, epoch, &inner.core_version, env).await
+            }
         };
         match result {
             Ok(env) => {
@@ -88,9 +117,7 @@ impl NatsBus {
     async fn start_consumer(&self) -> Result<BusStream, BusError> {
         let inner = &self.inner;
         match inner.options.mode {
-            NatsMode::JetStream => {
-                js_mode::subscribe(inner.js.clone(), inner.options.clone(), inner.counters.clone(), None).await
-            }
+            NatsMode::JetStream => js_mode::subscribe(self.consumer_shared(), None).await,
             NatsMode::Core => {
                 let events = inner.watch.events.subscribe();
                 core::subscribe(inner.client.clone(), inner.options.clone(), inner.counters.clone(), events).await
@@ -100,8 +127,8 @@ impl NatsBus {
 }
 
 impl ServerEventBus for NatsBus {
-    fn publish(&self, change: Change) -> BoxFuture<'_, Result<EventEnvelope, BusError>> {
-        Box::pin(self.publish_change(change))
+    fn publish_event(&self, event: EventEnvelope) -> BoxFuture<'_, Result<EventEnvelope, BusError>> {
+        Box::pin(self.publish_envelope(event))
     }
 
     fn subscribe(&self) -> BoxFuture<'_, Result<BusStream, BusError>> {
@@ -112,9 +139,10 @@ impl ServerEventBus for NatsBus {
         if self.inner.watch.closed.load(Ordering::SeqCst) {
             return BusStatus::Closed;
         }
-        match self.inner.client.connection_state() {
-            State::Connected => BusStatus::Connected,
-            state => BusStatus::Reconnecting { last_error: format!("nats connection {state}") },
+        match (self.inner.client.connection_state(), self.inner.options.mode) {
+            (State::Connected, NatsMode::JetStream) => self.inner.status.get(),
+            (State::Connected, NatsMode::Core) => BusStatus::Connected,
+            (state, _) => BusStatus::Reconnecting { last_error: format!("nats connection {state}") },
         }
     }
 

@@ -60,18 +60,24 @@ impl ConnWatch {
     }
 }
 
-/// Connect per `options`, reporting connection events to `watch`.
+/// Connect per `options` (to any of its servers; the client fails over between them and
+/// reconnects forever, backing off from `reconnect_min` to `reconnect_max`), reporting
+/// connection events to `watch`.
 pub(crate) async fn connect(options: &NatsBusOptions, watch: Arc<ConnWatch>) -> Result<async_nats::Client, BusError> {
+    let servers = options.server_addrs()?;
+    let (min, max) = (options.reconnect_min, options.reconnect_max);
     let connect_options = with_auth(ConnectOptions::new(), &options.auth)
         .await?
         .name(&options.node_id)
         .connection_timeout(options.connect_timeout)
+        .max_reconnects(None)
+        .reconnect_delay_callback(move |attempts| min.saturating_mul(1 << attempts.min(16)).min(max))
         .event_callback(move |event| {
             let watch = watch.clone();
             async move { watch.on_event(event) }
         });
     let timeout = options.connect_timeout;
-    tokio::time::timeout(timeout, connect_options.connect(options.url.as_str()))
+    tokio::time::timeout(timeout, connect_options.connect(servers))
         .await
         .map_err(|_| BusError::Unavailable(format!("nats connect timed out after {timeout:?}")))?
         .map_err(|e| match e.kind() {

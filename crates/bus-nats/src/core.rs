@@ -6,14 +6,15 @@
 //! the client reports dropped messages — so the node invalidates conservatively.
 //! Publishing and subscribing end with a round trip to the server (see `round_trip`), so a
 //! publish that resolved after a subscribe resolved reaches that subscriber unless a gap is reported.
-//! Versions come from a counter local to the publishing node: increasing per publisher, not
+//! Epoch and versions belong to the publishing process: a random epoch chosen when the bus
+//! connects and a counter, so versions increase within that epoch (per publisher) and are not
 //! comparable across publishers.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use futures_util::StreamExt;
-use mcp_fleet_bus::{BusCounters, BusError, BusItem, BusStream, Change, EventEnvelope, GapReason};
+use mcp_fleet_bus::{BusCounters, BusError, BusItem, BusStream, EventEnvelope, GapReason};
 use tokio::sync::{broadcast, mpsc};
 use tokio_stream::wrappers::ReceiverStream;
 
@@ -40,11 +41,12 @@ async fn round_trip(client: &async_nats::Client) -> Result<(), BusError> {
 pub(crate) async fn publish(
     client: &async_nats::Client,
     options: &NatsBusOptions,
+    epoch: u64,
     next_version: &AtomicU64,
-    change: Change,
+    mut env: EventEnvelope,
 ) -> Result<EventEnvelope, BusError> {
-    let subject = subject_for(&options.subject_prefix, &change);
-    let mut env = EventEnvelope::new(change, &options.node_id);
+    let subject = subject_for(&options.subject_prefix, &env.change());
+    env.epoch = epoch;
     env.version = next_version.fetch_add(1, Ordering::Relaxed);
     let send = async {
         client.publish(subject, env.encode().into()).await.map_err(backend_error)?;

@@ -8,18 +8,23 @@
 //!
 //! # Delivery
 //!
-//! **JetStream** (default): publishing resolves once the stream acknowledged the message, and
-//! its version is the stream sequence (monotonic per bus). A consumer delivers every message
-//! stored after its `subscribe` resolved, at least once and in sequence order, resuming from
-//! its last sequence across reconnects and consumer failures; when retention (max messages,
-//! max age) discarded messages it had not read, it reports
-//! [`GapReason::HistoryTrimmed`](mcp_fleet_bus::GapReason::HistoryTrimmed).
+//! **JetStream** (default): publishing resolves once the stream acknowledged the message; its
+//! version is the stream sequence and its epoch the stream's creation time. A consumer
+//! delivers every message stored after its `subscribe` resolved, at least once and in sequence
+//! order, resuming from its last sequence across reconnects, server restarts and lost or
+//! stalled consumers (it watches the stream while idle). When retention (max messages, max
+//! age) discarded messages it had not read, it reports
+//! [`GapReason::HistoryTrimmed`](mcp_fleet_bus::GapReason::HistoryTrimmed); when the stream
+//! was deleted (and recreated — by whichever node notices first, publisher or consumer), it
+//! reports [`GapReason::EpochChanged`](mcp_fleet_bus::GapReason::EpochChanged) and reads the
+//! new stream from its start. Several servers in the URL and `replicas=3` give a stream that
+//! survives the loss of one server of a cluster.
 //!
 //! **Core** (weaker, documented contract): at-most-once. Publishing resolves once the server
 //! has the message (a flush round trip), but nothing is stored: a node that is disconnected
 //! or too slow misses messages, and reports [`GapReason::Reconnected`](mcp_fleet_bus::GapReason::Reconnected)
 //! or [`GapReason::SlowConsumer`](mcp_fleet_bus::GapReason::SlowConsumer) instead. Versions
-//! come from a counter on the publishing node, so they increase per publisher only.
+//! and the epoch come from the publishing process, so they increase per publisher only.
 //!
 //! ```no_run
 //! use mcp_fleet_bus::{Change, EventKind, ServerEventBus};

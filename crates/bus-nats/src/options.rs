@@ -21,6 +21,12 @@ pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
 pub const DEFAULT_RECONNECT_MIN: Duration = Duration::from_millis(100);
 /// Default longest delay between consumer recreation attempts.
 pub const DEFAULT_RECONNECT_MAX: Duration = Duration::from_secs(5);
+/// Default JetStream stream replicas (set when the bus creates the stream).
+pub const DEFAULT_REPLICAS: usize = 1;
+/// Default interval of the JetStream consumer's idle heartbeat and of its watch on the stream
+/// (see the `jetstream` module): how soon a restarted server, a lost consumer or a recreated
+/// stream is noticed while nothing arrives.
+pub const DEFAULT_HEALTH_INTERVAL: Duration = Duration::from_secs(1);
 
 /// Which NATS delivery the bus uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -57,7 +63,9 @@ pub enum NatsAuth {
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct NatsBusOptions {
-    /// Server address(es), `nats://host:4222` (comma-separated for several).
+    /// Server address(es), `nats://host:4222`, comma-separated for several
+    /// (`nats://a:4222,b:4222,c:4222`; later ones may omit the scheme). The client connects
+    /// to any of them and fails over between them.
     pub url: String,
     /// This node's id: the `origin` of its events and its NATS connection name.
     pub node_id: String,
@@ -82,6 +90,13 @@ pub struct NatsBusOptions {
     pub reconnect_min: Duration,
     /// Longest consumer recreation delay (default [`DEFAULT_RECONNECT_MAX`]).
     pub reconnect_max: Duration,
+    /// Replicas of the JetStream stream when this bus creates it (default
+    /// [`DEFAULT_REPLICAS`]; 3 on a 3-server cluster survives one server). An existing stream
+    /// is used as it is.
+    pub replicas: usize,
+    /// JetStream consumer heartbeat and stream watch interval (default
+    /// [`DEFAULT_HEALTH_INTERVAL`]).
+    pub health_interval: Duration,
 }
 
 impl NatsBusOptions {
@@ -100,11 +115,13 @@ impl NatsBusOptions {
             connect_timeout: DEFAULT_CONNECT_TIMEOUT,
             reconnect_min: DEFAULT_RECONNECT_MIN,
             reconnect_max: DEFAULT_RECONNECT_MAX,
+            replicas: DEFAULT_REPLICAS,
+            health_interval: DEFAULT_HEALTH_INTERVAL,
         }
     }
 
     /// Options from a URL whose query may set what the fields set:
-    /// `nats://host:4222?mode=core&stream=NAME&prefix=a.b&token=T&creds=/path/x.creds&max_messages=N&max_age_secs=N`.
+    /// `nats://a:4222,b:4222?mode=core&stream=NAME&prefix=a.b&token=T&creds=/path/x.creds&max_messages=N&max_age_secs=N&replicas=N`.
     /// Unknown parameters are an error, so a typo never silently falls back to a default.
     ///
     /// ```
@@ -134,6 +151,7 @@ impl NatsBusOptions {
                 "max_age_secs" => {
                     options.max_age = Duration::from_secs(value.parse().map_err(|_| invalid(key, value))?);
                 }
+                "replicas" => options.replicas = value.parse().map_err(|_| invalid(key, value))?,
                 _ => return Err(BusError::Config(format!("unknown nats URL parameter {key:?}"))),
             }
         }
@@ -155,10 +173,35 @@ impl NatsBusOptions {
         if self.stream_name.is_empty() || self.stream_name.contains(['.', '*', '>', ' ']) {
             return Err(BusError::Config(format!("invalid jetstream stream name {:?}", self.stream_name)));
         }
-        if self.publish_timeout.is_zero() || self.connect_timeout.is_zero() {
-            return Err(BusError::Config("nats timeouts must be positive".into()));
+        if self.publish_timeout.is_zero() || self.connect_timeout.is_zero() || self.health_interval.is_zero() {
+            return Err(BusError::Config("nats timeouts and the health interval must be positive".into()));
         }
+        if !(1..=5).contains(&self.replicas) {
+            return Err(BusError::Config(format!("jetstream replicas must be 1 to 5, not {}", self.replicas)));
+        }
+        self.server_addrs()?;
         Ok(())
+    }
+
+    /// The servers of [`NatsBusOptions::url`], parsed. A later address without a scheme takes
+    /// the first one's scheme and credentials (`nats://u:p@a:4222,b:4222`).
+    pub(crate) fn server_addrs(&self) -> Result<Vec<async_nats::ServerAddr>, BusError> {
+        let mut parts = self.url.split(',').map(str::trim).filter(|p| !p.is_empty());
+        let first = parts.next().ok_or_else(|| BusError::Config("empty nats URL".into()))?;
+        let prefix = first.find("://").map(|i| {
+            let rest = &first[i + 3..];
+            let userinfo = rest.rfind('@').map(|at| &rest[..=at]).unwrap_or("");
+            format!("{}{userinfo}", &first[..i + 3])
+        });
+        std::iter::once(first.to_owned())
+            .chain(parts.map(|p| match (&prefix, p.contains("://")) {
+                (Some(prefix), false) => format!("{prefix}{p}"),
+                _ => p.to_owned(),
+            }))
+            .map(|addr| {
+                addr.parse().map_err(|e| BusError::Config(format!("invalid nats server address {addr:?}: {e}")))
+            })
+            .collect()
     }
 }
 
@@ -174,5 +217,17 @@ mod url_tests {
         assert!(NatsBusOptions::from_url("nats://h:1?mode=fast", "n").is_err());
         assert!(NatsBusOptions::from_url("nats://h:1?strem=S", "n").is_err());
         assert!(NatsBusOptions::from_url("nats://h:1?prefix=a..b", "n").is_err());
+        assert!(NatsBusOptions::from_url("nats://h:1?replicas=7", "n").is_err());
+    }
+
+    #[test]
+    fn several_servers_share_the_first_ones_scheme_and_credentials() {
+        let o = NatsBusOptions::from_url("nats://u:p@a:4222,b:4223, nats://c:4224?replicas=3", "n").unwrap();
+        assert_eq!(o.replicas, 3);
+        let addrs = o.server_addrs().unwrap();
+        let shown: Vec<String> = addrs.iter().map(|a| format!("{}:{}", a.host(), a.port())).collect();
+        assert_eq!(shown, ["a:4222", "b:4223", "c:4224"]);
+        assert_eq!(addrs[1].username(), Some("u"));
+        assert!(NatsBusOptions::from_url("nats://a:1,::bad::", "n").is_err());
     }
 }

@@ -116,11 +116,12 @@ async fn jetstream_reports_history_discarded_by_retention() {
     let mut base = options("retention", "consumer", NatsMode::JetStream);
     base.max_messages = 5;
     let bus = NatsBus::connect(base.clone()).await.expect("connect");
+    let mut epoch = 0;
     for i in 0..20 {
-        bus.publish(Change::resource(format!("test://old/{i}"))).await.expect("publish");
+        epoch = bus.publish(Change::resource(format!("test://old/{i}"))).await.expect("publish").epoch;
     }
     // Resume as a node that handled up to version 3: 4..=15 were discarded, 16..=20 remain.
-    let mut stream = bus.subscribe_after(3).await.expect("subscribe");
+    let mut stream = bus.subscribe_after(epoch, 3).await.expect("subscribe");
     assert_eq!(next_item(&mut stream).await, BusItem::Gap(GapReason::HistoryTrimmed));
     for expected in 16..=20 {
         assert_eq!(next_event(&mut stream).await.version, expected);
@@ -128,6 +129,59 @@ async fn jetstream_reports_history_discarded_by_retention() {
     let live = bus.publish(Change::list(EventKind::ToolsListChanged)).await.expect("publish");
     assert_eq!(next_event(&mut stream).await.event_id, live.event_id);
     assert_eq!(bus.counters().gaps.load(Ordering::Relaxed), 1);
+    cleanup(&admin, &base).await;
+}
+
+#[tokio::test]
+async fn a_deleted_stream_is_recreated_by_the_next_publish_and_consumers_report_the_new_epoch() {
+    let Some(admin) = admin().await else { return };
+    let base = options("deleted", "consumer", NatsMode::JetStream);
+    let consumer = NatsBus::connect(base.clone()).await.expect("connect");
+    let publisher = NatsBus::connect(as_node(&base, "publisher")).await.expect("connect");
+    let mut stream = consumer.subscribe().await.expect("subscribe");
+    let before = publisher.publish(Change::list(EventKind::ToolsListChanged)).await.expect("publish");
+    assert_eq!(next_event(&mut stream).await.event_id, before.event_id);
+
+    admin.delete_stream(&base.stream_name).await.expect("delete stream");
+    // The publisher finds no stream, recreates it and publishes: no error reaches the caller.
+    let after = publisher.publish(Change::list(EventKind::PromptsListChanged)).await.expect("publish recovers");
+    assert_ne!(after.epoch, before.epoch, "a recreated stream is a new epoch");
+    assert_eq!(next_item(&mut stream).await, BusItem::Gap(GapReason::EpochChanged));
+    let got = next_event(&mut stream).await;
+    assert_eq!((got.event_id, got.epoch, got.version), (after.event_id, after.epoch, after.version));
+    assert!(consumer.status().is_connected());
+    cleanup(&admin, &base).await;
+}
+
+#[tokio::test]
+async fn a_deleted_stream_is_recreated_by_an_idle_consumer_which_reports_the_gap() {
+    let Some(admin) = admin().await else { return };
+    let mut base = options("deleted_idle", "consumer", NatsMode::JetStream);
+    base.health_interval = Duration::from_millis(200);
+    let consumer = NatsBus::connect(base.clone()).await.expect("connect");
+    let mut stream = consumer.subscribe().await.expect("subscribe");
+    let before = consumer.publish(Change::list(EventKind::ToolsListChanged)).await.expect("publish");
+    next_event(&mut stream).await;
+    admin.delete_stream(&base.stream_name).await.expect("delete stream");
+    // Nobody publishes; the consumer notices, recreates the stream and reports the gap.
+    assert_eq!(next_item(&mut stream).await, BusItem::Gap(GapReason::EpochChanged));
+    let info = admin.get_stream(&base.stream_name).await.expect("the stream exists again");
+    assert_eq!(info.cached_info().state.messages, 0);
+    let after = consumer.publish(Change::list(EventKind::ToolsListChanged)).await.expect("publish");
+    assert_ne!(after.epoch, before.epoch, "the publisher learnt the new epoch");
+    assert_eq!(next_event(&mut stream).await.event_id, after.event_id);
+    cleanup(&admin, &base).await;
+}
+
+#[tokio::test]
+async fn resuming_after_an_epoch_that_is_gone_is_a_gap_then_the_whole_new_stream() {
+    let Some(admin) = admin().await else { return };
+    let base = options("old_epoch", "consumer", NatsMode::JetStream);
+    let bus = NatsBus::connect(base.clone()).await.expect("connect");
+    let first = bus.publish(Change::list(EventKind::ToolsListChanged)).await.expect("publish");
+    let mut stream = bus.subscribe_after(first.epoch + 1, 1).await.expect("subscribe");
+    assert_eq!(next_item(&mut stream).await, BusItem::Gap(GapReason::EpochChanged));
+    assert_eq!(next_event(&mut stream).await.event_id, first.event_id);
     cleanup(&admin, &base).await;
 }
 

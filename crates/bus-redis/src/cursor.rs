@@ -1,24 +1,40 @@
-//! [`Cursor`]: where a tailing consumer stands in the stream, and the gap rule.
+//! [`Cursor`]: where a tailing consumer stands in the stream, and the gap rules.
 //!
 //! Stream ids (`<ms>-<seq>`) are not contiguous, so they cannot prove that nothing was skipped.
-//! The versions are: the publish script does `INCR` and `XADD` atomically, so entry versions
-//! are exactly 1, 2, 3, … in stream order. A consumer that last saw version `n` and next reads
-//! version `m`:
+//! Epochs and versions are: the publish script settles the epoch, does `INCR` and `XADD`
+//! atomically, so within one epoch entry versions are exactly n, n+1, n+2, … in stream order.
+//! A consumer at `(epoch, n)` that next reads an entry `(epoch', m)`:
+//! - `epoch' != epoch`: history was lost (restart, failover, keys deleted) —
+//!   [`GapReason::EpochChanged`];
 //! - `m == n + 1`: nothing was missed;
-//! - `m > n + 1`: entries `n+1 .. m-1` were trimmed (`MAXLEN`, `XTRIM`) before it read them;
-//! - `m <= n`: the counter was reset (stream deleted and recreated): history is unknown.
+//! - `m > n + 1`: entries `n+1 .. m-1` were trimmed (`MAXLEN`, `XTRIM`) before it read them —
+//!   [`GapReason::HistoryTrimmed`];
+//! - `m <= n`: the counter went back without a new epoch, which the script prevents; reported
+//!   as [`GapReason::EpochChanged`] all the same.
 //!
-//! Both of the last two are reported as [`GapReason::HistoryTrimmed`]. A trim that removes
-//! entries is noticed when the next entry arrives — which is also the first moment a consumer
-//! could act on it.
+//! An entry without an epoch (written by a node that predates epochs, during a rolling
+//! upgrade) is taken to belong to the cursor's epoch.
 
 use std::cmp::Ordering;
 
 use mcp_fleet_bus::GapReason;
 
-/// Position of one consumer: the last stream id read and the last version seen.
+/// Where the stream stands, as the baseline script reads it atomically.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Baseline {
+    /// The current epoch.
+    pub(crate) epoch: u64,
+    /// The version counter's value (the newest entry's version).
+    pub(crate) version: u64,
+    /// The stream's last generated id (`0-0` when it does not exist).
+    pub(crate) last_id: String,
+}
+
+/// Position of one consumer: its epoch, the last stream id read and the last version seen.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Cursor {
+    /// The epoch of the history being read.
+    pub(crate) epoch: u64,
     /// Last stream id read (`0-0` before the first entry); `XREAD` continues after it.
     pub(crate) last_id: String,
     /// Version of the last entry read (the counter's value when the consumer started).
@@ -26,26 +42,43 @@ pub(crate) struct Cursor {
 }
 
 impl Cursor {
-    /// A cursor standing at `last_id` with `last_version` already seen.
-    pub(crate) fn new(last_id: String, last_version: u64) -> Self {
-        Cursor { last_id, last_version }
+    /// A cursor standing at `baseline`: everything after it is still to be read.
+    pub(crate) fn at(baseline: Baseline) -> Self {
+        Cursor { epoch: baseline.epoch, last_id: baseline.last_id, last_version: baseline.version }
     }
 
-    /// Move past entry `id` carrying `version` (`None`: no readable version); returns the gap
-    /// to report before delivering it, if any.
-    pub(crate) fn advance(&mut self, id: &str, version: Option<u64>) -> Option<GapReason> {
+    /// Move past entry `id` carrying `epoch` and `version` (`None`: no readable version);
+    /// returns the gap to report before delivering it, if any.
+    pub(crate) fn advance(&mut self, id: &str, epoch: Option<u64>, version: Option<u64>) -> Option<GapReason> {
         self.last_id = id.to_owned();
         let version = version?;
+        let epoch = epoch.unwrap_or(self.epoch);
         let expected = self.last_version + 1;
+        let gap = if epoch != self.epoch || version < expected {
+            Some(GapReason::EpochChanged)
+        } else {
+            (version > expected).then_some(GapReason::HistoryTrimmed)
+        };
+        self.epoch = epoch;
         self.last_version = version;
-        (version != expected).then_some(GapReason::HistoryTrimmed)
+        gap
     }
 
-    /// Whether the stream's newest state (`id`, `version`) lies *behind* this cursor, which
-    /// only happens when the stream or its counter was deleted and recreated: `XREAD` from
-    /// our id would then wait forever for ids the new stream will not reach soon.
-    pub(crate) fn is_ahead_of(&self, id: &str, version: u64) -> bool {
-        version < self.last_version || compare_ids(id, &self.last_id) == Ordering::Less
+    /// What `baseline` (read while idle, or right after a reconnect) says about this cursor:
+    /// `Some` when the cursor can no longer continue — a new epoch began, or the stream and
+    /// counter lie *behind* the cursor (deleted and recreated: `XREAD` from our id would wait
+    /// for ids the new stream will not reach soon). The caller then reports the gap and moves
+    /// the cursor to the baseline.
+    pub(crate) fn check(&self, baseline: &Baseline) -> Option<GapReason> {
+        if baseline.epoch != self.epoch {
+            Some(GapReason::EpochChanged)
+        } else if baseline.version < self.last_version
+            || compare_ids(&baseline.last_id, &self.last_id) == Ordering::Less
+        {
+            Some(GapReason::HistoryTrimmed)
+        } else {
+            None
+        }
     }
 }
 
@@ -63,37 +96,53 @@ fn parse_id(id: &str) -> (u64, u64) {
 mod tests {
     use super::*;
 
-    #[test]
-    fn consecutive_versions_are_not_a_gap() {
-        let mut c = Cursor::new("0-0".into(), 4);
-        assert_eq!(c.advance("10-0", Some(5)), None);
-        assert_eq!(c.advance("10-1", Some(6)), None);
-        assert_eq!(c, Cursor::new("10-1".into(), 6));
+    fn at(epoch: u64, id: &str, version: u64) -> Cursor {
+        Cursor::at(Baseline { epoch, version, last_id: id.into() })
     }
 
     #[test]
-    fn skipped_or_reset_versions_are_a_gap() {
-        let mut c = Cursor::new("0-0".into(), 4);
-        assert_eq!(c.advance("10-0", Some(9)), Some(GapReason::HistoryTrimmed));
-        assert_eq!(c.advance("11-0", Some(10)), None);
-        assert_eq!(c.advance("12-0", Some(1)), Some(GapReason::HistoryTrimmed));
+    fn consecutive_versions_are_not_a_gap() {
+        let mut c = at(7, "0-0", 4);
+        assert_eq!(c.advance("10-0", Some(7), Some(5)), None);
+        assert_eq!(c.advance("10-1", None, Some(6)), None, "an entry from an older node keeps the epoch");
+        assert_eq!(c, at(7, "10-1", 6));
+    }
+
+    #[test]
+    fn skipped_versions_are_trimmed_history_and_a_new_epoch_is_lost_history() {
+        let mut c = at(7, "0-0", 4);
+        assert_eq!(c.advance("10-0", Some(7), Some(9)), Some(GapReason::HistoryTrimmed));
+        assert_eq!(c.advance("11-0", Some(7), Some(10)), None);
+        assert_eq!(
+            c.advance("12-0", Some(8), Some(11)),
+            Some(GapReason::EpochChanged),
+            "failover: same counter, new epoch"
+        );
+        assert_eq!(c.advance("13-0", Some(8), Some(3)), Some(GapReason::EpochChanged), "counter went back");
+        assert_eq!(c, at(8, "13-0", 3));
     }
 
     #[test]
     fn an_entry_without_version_moves_the_id_only() {
-        let mut c = Cursor::new("0-0".into(), 4);
-        assert_eq!(c.advance("10-0", None), None);
-        assert_eq!(c, Cursor::new("10-0".into(), 4));
+        let mut c = at(7, "0-0", 4);
+        assert_eq!(c.advance("10-0", Some(7), None), None);
+        assert_eq!(c, at(7, "10-0", 4));
+    }
+
+    #[test]
+    fn a_baseline_behind_the_cursor_or_in_another_epoch_is_a_gap() {
+        let c = at(7, "10-0", 7);
+        let baseline = |epoch, version, id: &str| Baseline { epoch, version, last_id: id.into() };
+        assert_eq!(c.check(&baseline(7, 7, "10-0")), None);
+        assert_eq!(c.check(&baseline(7, 9, "11-0")), None, "entries waiting to be read");
+        assert_eq!(c.check(&baseline(9, 7, "10-0")), Some(GapReason::EpochChanged));
+        assert_eq!(c.check(&baseline(7, 3, "10-0")), Some(GapReason::HistoryTrimmed));
+        assert_eq!(c.check(&baseline(7, 7, "0-0")), Some(GapReason::HistoryTrimmed));
     }
 
     #[test]
     fn ids_compare_numerically() {
         assert_eq!(compare_ids("9-5", "10-0"), Ordering::Less);
         assert_eq!(compare_ids("10-10", "10-9"), Ordering::Greater);
-        let c = Cursor::new("10-0".into(), 7);
-        assert!(c.is_ahead_of("0-0", 0));
-        assert!(c.is_ahead_of("10-0", 3));
-        assert!(!c.is_ahead_of("10-0", 7));
-        assert!(!c.is_ahead_of("11-0", 9));
     }
 }

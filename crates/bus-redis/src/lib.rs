@@ -1,20 +1,29 @@
 //! A [`ServerEventBus`] on a Redis stream, for fleets that already run Redis.
 //!
-//! - [`options`]: [`RedisBusOptions`] and their defaults.
+//! - [`options`]: [`RedisBusOptions`], [`RedisEndpoint`] (one server or Sentinel) and their
+//!   defaults.
 //! - [`bus`]: [`RedisBus`] — publishing and starting consumers.
-//! - `tail`: the per-subscription task that reads the stream and reconnects.
-//! - `cursor`: a consumer's position and the gap rule.
-//! - `scripts`: the atomic Lua scripts (publish, baseline).
+//! - `endpoint`: finding the current primary (directly, or by asking Sentinel).
+//! - `publisher`: the publishing connection, reconnected when a failure calls for it.
+//! - `tail`: the per-subscription task that reads the stream, reconnects and notices lost history.
+//! - `cursor`: a consumer's position and the gap rules.
+//! - `scripts`: the atomic Lua scripts (publish, baseline) and the epoch rules.
 //!
 //! # Delivery
 //!
-//! Every event is one stream entry `{v: version, e: envelope}` appended by a Lua script that
-//! also increments `<stream>:version`, so versions are contiguous and follow stream order.
-//! A consumer delivers every entry appended after its `subscribe` resolved, at least once,
-//! in version order, resuming after its last id across reconnects. When entries it had not
-//! read were trimmed away (`MAXLEN ~`, `XTRIM`, a deleted stream), it reports
-//! [`GapReason::HistoryTrimmed`](mcp_fleet_bus::GapReason::HistoryTrimmed) before the next
-//! event. The stream key must be written by this bus only.
+//! Every event is one stream entry `{v: version, ep: epoch, e: envelope}` appended by a Lua
+//! script that also settles the epoch and increments the version counter, so within an epoch
+//! versions are contiguous and follow stream order. A consumer delivers every entry appended
+//! after its `subscribe` resolved, at least once, in version order, resuming after its last id
+//! across reconnects. It reports a gap before the next event when entries it had not read are
+//! gone: trimmed away (`MAXLEN ~`, `XTRIM`:
+//! [`GapReason::HistoryTrimmed`](mcp_fleet_bus::GapReason::HistoryTrimmed)), or lost with the
+//! server's data — a restart without persistence, a failover to a replica that had not caught
+//! up, deleted keys: a new epoch,
+//! [`GapReason::EpochChanged`](mcp_fleet_bus::GapReason::EpochChanged)). A consumer notices a
+//! lost history right after reconnecting, or within the block time when idle. The stream key
+//! must be written by this bus only; its counter and epoch keys share its hash slot, so
+//! cluster-mode Redis holds all three on one shard.
 //!
 //! ```no_run
 //! use mcp_fleet_bus::{Change, EventKind, ServerEventBus};
@@ -29,9 +38,10 @@
 
 pub mod bus;
 mod cursor;
+mod endpoint;
 pub mod options;
+mod publisher;
 mod scripts;
-mod status;
 mod tail;
 
 use std::sync::Arc;
@@ -39,21 +49,33 @@ use std::sync::Arc;
 use mcp_fleet_bus::{BusError, ServerEventBus};
 
 pub use bus::RedisBus;
-pub use options::RedisBusOptions;
+pub use options::{RedisBusOptions, RedisEndpoint};
 
 /// Connect to `url` (`redis://`, `rediss://`, with user, password and db as redis-rs parses
-/// them; `stream` and `maxlen` as in [`RedisBusOptions::from_url`]), publishing as `node_id`.
+/// them, or `redis+sentinel://…/MASTER_NAME`; `stream` and `maxlen` as in
+/// [`RedisBusOptions::from_url`]), publishing as `node_id`.
 pub async fn connect(url: &str, node_id: &str) -> Result<Arc<dyn ServerEventBus>, BusError> {
     let bus = RedisBus::connect(RedisBusOptions::from_url(url, node_id)?).await?;
     Ok(Arc::new(bus))
 }
 
-/// Map a redis-rs error: connection trouble is [`BusError::Unavailable`] (retryable), the
-/// rest [`BusError::Backend`].
+/// Map a redis-rs error: trouble a reconnect can fix is [`BusError::Unavailable`] (retryable),
+/// the rest [`BusError::Backend`].
 pub(crate) fn to_bus_error(err: redis::RedisError) -> BusError {
-    if err.is_io_error() || err.is_connection_dropped() || err.is_connection_refusal() || err.is_timeout() {
-        BusError::Unavailable(err.to_string())
-    } else {
-        BusError::Backend(err.to_string())
-    }
+    if is_reconnect_worthy(&err) { BusError::Unavailable(err.to_string()) } else { BusError::Backend(err.to_string()) }
+}
+
+/// Server error codes that mean "not the primary now, or not ready yet": after a failover the
+/// old primary answers `READONLY`, a restarting one `LOADING`.
+const RECONNECT_CODES: [&str; 5] = ["READONLY", "LOADING", "MASTERDOWN", "TRYAGAIN", "CLUSTERDOWN"];
+
+/// Whether a fresh connection (to the primary the endpoint names now) may succeed where this
+/// one failed.
+pub(crate) fn is_reconnect_worthy(err: &redis::RedisError) -> bool {
+    err.is_io_error()
+        || err.is_connection_dropped()
+        || err.is_connection_refusal()
+        || err.is_timeout()
+        || matches!(err.kind(), redis::ErrorKind::MasterNameNotFoundBySentinel)
+        || err.code().is_some_and(|code| RECONNECT_CODES.contains(&code))
 }

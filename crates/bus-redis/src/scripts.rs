@@ -1,33 +1,74 @@
 //! The two Lua scripts the bus runs. Each is atomic on the Redis server, which is what makes
-//! versions contiguous (see [`crate::cursor`]) and a consumer's starting point exact.
+//! versions contiguous within an epoch (see [`crate::cursor`]) and a consumer's starting point
+//! exact.
+//!
+//! Both begin by settling the **epoch**: the record at `KEYS[3]` holds the current epoch and
+//! the replication id (`master_replid`) of the primary that started it. A new epoch begins —
+//! `ARGV[1]`, a random candidate from the caller, becomes it — when
+//! - the record is missing (first use, a restart without persistence, a `FLUSHDB`),
+//! - the primary's replication id differs from the recorded one (a replica was promoted:
+//!   whatever the old primary acknowledged but had not replicated is gone), or
+//! - the version counter is missing while the record exists (someone deleted it).
+//!
+//! Epoch creation also creates the counter (at 0, or keeping its replicated value), so the
+//! last rule never fires by accident. A script run on a replica fails with a `READONLY` error,
+//! which the callers treat as "reconnect to the primary".
+//!
+//! Keys: `KEYS[1]` stream, `KEYS[2]` version counter, `KEYS[3]` epoch record — all in one
+//! hash slot (see [`crate::RedisBusOptions::version_key`]).
 
 use std::sync::LazyLock;
 
-/// `KEYS[1]` stream, `KEYS[2]` version counter, `ARGV[1]` encoded envelope, `ARGV[2]` max len.
-/// Assigns the next version and appends the entry in one step; returns the version.
+/// The shared prologue: `settle_epoch()` returns the current epoch, starting a new one when
+/// history was lost.
+const SETTLE_EPOCH: &str = r"
+local function settle_epoch()
+  local info = redis.call('INFO', 'replication')
+  if not string.find(info, 'role:master', 1, true) then
+    return redis.error_reply('READONLY mcp-fleet bus: this server is not the primary')
+  end
+  local replid = string.match(info, 'master_replid:(%w+)')
+  local record = redis.call('HMGET', KEYS[3], 'epoch', 'replid')
+  local counted = redis.call('EXISTS', KEYS[2]) == 1
+  if record[1] and record[2] == replid and counted then
+    return tonumber(record[1])
+  end
+  redis.call('HSET', KEYS[3], 'epoch', ARGV[1], 'replid', replid)
+  redis.call('SET', KEYS[2], '0', 'NX')
+  return tonumber(ARGV[1])
+end
+";
+
+/// `ARGV[1]` candidate epoch, `ARGV[2]` encoded envelope, `ARGV[3]` max len. Settles the
+/// epoch, assigns the next version and appends the entry in one step; returns
+/// `{epoch, version}`.
 pub(crate) static PUBLISH: LazyLock<redis::Script> = LazyLock::new(|| {
-    redis::Script::new(
-        r"
+    redis::Script::new(&format!(
+        r"{SETTLE_EPOCH}
+local epoch = settle_epoch()
+if type(epoch) == 'table' then return epoch end
 local v = redis.call('INCR', KEYS[2])
-redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[2], '*', 'v', v, 'e', ARGV[1])
-return v
-",
-    )
+redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[3], '*', 'v', v, 'ep', epoch, 'e', ARGV[2])
+return {{epoch, v}}
+"
+    ))
 });
 
-/// `KEYS[1]` stream, `KEYS[2]` version counter. Returns `{version, last-generated-id}` read
-/// together, so a consumer starting there sees every later entry and knows its version.
-/// The last *generated* id (not the last entry's) survives `XTRIM MAXLEN 0`.
+/// `ARGV[1]` candidate epoch. Returns `{epoch, version, last-generated-id}` read together, so
+/// a consumer starting there sees every later entry and knows where it stands. The last
+/// *generated* id (not the last entry's) survives `XTRIM MAXLEN 0`.
 pub(crate) static BASELINE: LazyLock<redis::Script> = LazyLock::new(|| {
-    redis::Script::new(
-        r"
+    redis::Script::new(&format!(
+        r"{SETTLE_EPOCH}
+local epoch = settle_epoch()
+if type(epoch) == 'table' then return epoch end
 local v = tonumber(redis.call('GET', KEYS[2]) or '0')
-if redis.call('EXISTS', KEYS[1]) == 0 then return {v, '0-0'} end
+if redis.call('EXISTS', KEYS[1]) == 0 then return {{epoch, v, '0-0'}} end
 local info = redis.call('XINFO', 'STREAM', KEYS[1])
 for i = 1, #info, 2 do
-  if info[i] == 'last-generated-id' then return {v, info[i + 1]} end
+  if info[i] == 'last-generated-id' then return {{epoch, v, info[i + 1]}} end
 end
-return {v, '0-0'}
-",
-    )
+return {{epoch, v, '0-0'}}
+"
+    ))
 });

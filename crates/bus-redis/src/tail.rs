@@ -2,11 +2,19 @@
 //! the stream with `XREAD BLOCK` on a dedicated connection and feeding a bounded channel.
 //!
 //! - **Dedicated connection**: a blocking read would stall every other command multiplexed on
-//!   the same connection, and the shared connection's response timeout is shorter than the
+//!   the same connection, and the publishing connection's response timeout is shorter than the
 //!   block time. This one's response timeout is the block time plus [`READ_MARGIN`], so a
 //!   silently dead socket is still noticed.
-//! - **Reconnect**: on any error it reconnects with exponential backoff and resumes after the
-//!   last id it delivered, so an outage shorter than the stream's retention loses nothing.
+//! - **Reconnect**: on any error it reconnects with exponential backoff — to the primary the
+//!   endpoint names now, so a Sentinel failover is followed — and resumes after the last id it
+//!   delivered, so an outage shorter than the stream's retention loses nothing.
+//! - **Lost history**: right after every reconnect, and whenever a read finds nothing new, it
+//!   reads the baseline (which settles the epoch). A new epoch (restart without persistence,
+//!   failover, deleted keys) or a stream behind the cursor means entries it never read are
+//!   gone: it reports a gap and continues from the baseline. Entries of a new epoch read
+//!   directly are caught by the cursor's rules.
+//! - **Status**: the task owns the consumer status the bus reports: `Connected` after every
+//!   successful read, `Reconnecting` from the first failure until a read works again.
 //! - **Backpressure**: the channel holds [`CHANNEL_CAPACITY`] items; when the consumer is slow
 //!   the task stops reading and the entries wait in Redis (a trim meanwhile becomes a gap).
 //! - **Stop**: the task ends when the consumer drops its stream (the channel closes).
@@ -14,15 +22,15 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use mcp_fleet_bus::{BusCounters, BusError, BusItem, EventEnvelope, GapReason};
+use mcp_fleet_bus::{BusCounters, BusError, BusItem, EventEnvelope, GapReason, StatusCell};
 use redis::aio::MultiplexedConnection;
 use redis::streams::{StreamId, StreamReadReply};
 use tokio::sync::mpsc;
 
 use crate::cursor::Cursor;
+use crate::endpoint::Endpoint;
 use crate::options::RedisBusOptions;
-use crate::scripts;
-use crate::status::StatusCell;
+use crate::publisher::baseline;
 use crate::to_bus_error;
 
 /// Items buffered between the tailing task and the consumer.
@@ -32,7 +40,7 @@ pub(crate) const READ_MARGIN: Duration = Duration::from_secs(3);
 
 /// Everything one tailing task needs.
 pub(crate) struct Tail {
-    pub(crate) client: redis::Client,
+    pub(crate) endpoint: Arc<Endpoint>,
     pub(crate) options: Arc<RedisBusOptions>,
     pub(crate) cursor: Cursor,
     pub(crate) tx: mpsc::Sender<BusItem>,
@@ -53,14 +61,8 @@ impl Tail {
             };
             let outcome = match read {
                 Ok(Some(entries)) => self.deliver_all(entries).await,
-                Ok(None) => self.resync_if_reset(&mut conn).await,
-                Err(err) => match self.reconnect(err).await {
-                    Some(fresh) => {
-                        conn = fresh;
-                        Ok(())
-                    }
-                    None => Err(Closed),
-                },
+                Ok(None) => self.check_history(&mut conn).await,
+                Err(err) => self.recover(&mut conn, err).await,
             };
             if outcome.is_err() {
                 return;
@@ -80,6 +82,7 @@ impl Tail {
             .arg(&self.cursor.last_id)
             .query_async(conn)
             .await?;
+        self.status.set_connected();
         Ok(reply.and_then(|r| r.keys.into_iter().next()).map(|k| k.ids).filter(|ids| !ids.is_empty()))
     }
 
@@ -90,17 +93,18 @@ impl Tail {
         Ok(())
     }
 
-    /// Advance past one entry: report a gap first if versions skipped, then the event (or
-    /// count it as undecodable).
+    /// Advance past one entry: report a gap first if the cursor's rules say so, then the event
+    /// (or count it as undecodable).
     async fn deliver(&mut self, entry: StreamId) -> Result<(), Closed> {
         let version = entry.get::<u64>("v");
-        if let Some(gap) = self.cursor.advance(&entry.id, version) {
-            tracing::warn!(stream = %self.options.stream_key, id = %entry.id, "redis bus: history trimmed, reporting a gap");
+        if let Some(gap) = self.cursor.advance(&entry.id, entry.get("ep"), version) {
+            tracing::warn!(stream = %self.options.stream_key, id = %entry.id, ?gap, "redis bus: entries lost, reporting a gap");
             self.send_gap(gap).await?;
         }
         let payload: Option<Vec<u8>> = entry.get("e");
         match (version, payload.as_deref().map(EventEnvelope::decode)) {
             (Some(version), Some(Ok(mut env))) => {
+                env.epoch = self.cursor.epoch;
                 env.version = version;
                 BusCounters::bump(&self.counters.received);
                 self.tx.send(BusItem::Event(env)).await.map_err(|_| Closed)
@@ -122,54 +126,69 @@ impl Tail {
         self.tx.send(BusItem::Gap(gap)).await.map_err(|_| Closed)
     }
 
-    /// On an idle read, check that the stream was not deleted and recreated behind us (then
-    /// our id is ahead of every new entry and `XREAD` would wait forever): report a gap and
-    /// restart from the new stream's end.
-    async fn resync_if_reset(&mut self, conn: &mut MultiplexedConnection) -> Result<(), Closed> {
-        let Ok((version, id)) = baseline(conn, &self.options).await else {
-            return Ok(()); // a connection problem shows up on the next read
-        };
-        if self.cursor.is_ahead_of(&id, version) {
-            tracing::warn!(stream = %self.options.stream_key, "redis bus: stream was reset, reporting a gap");
-            self.cursor = Cursor::new(id, version);
-            self.send_gap(GapReason::HistoryTrimmed).await?;
+    /// Read the baseline and, if the cursor cannot continue from where it is (see
+    /// [`Cursor::check`]), report the gap and move the cursor to the baseline. A failure here
+    /// reconnects.
+    async fn check_history(&mut self, conn: &mut MultiplexedConnection) -> Result<(), Closed> {
+        match baseline(conn, &self.options).await {
+            Ok(now) => {
+                if let Some(gap) = self.cursor.check(&now) {
+                    tracing::warn!(stream = %self.options.stream_key, ?gap, epoch = now.epoch, "redis bus: history lost, reporting a gap");
+                    self.cursor = Cursor::at(now);
+                    self.send_gap(gap).await?;
+                }
+                Ok(())
+            }
+            Err(err) => self.recover(conn, err).await,
         }
-        Ok(())
     }
 
-    /// Reconnect with exponential backoff until it works (`Some`) or the consumer is gone.
-    async fn reconnect(&self, err: redis::RedisError) -> Option<MultiplexedConnection> {
+    /// Reconnect after `err` until a fresh connection has passed the history check.
+    async fn recover(&mut self, conn: &mut MultiplexedConnection, err: redis::RedisError) -> Result<(), Closed> {
         tracing::warn!(stream = %self.options.stream_key, error = %err, "redis bus: tailing connection lost");
         self.status.set_reconnecting(&err);
         let mut delay = self.options.reconnect_min;
         loop {
             tokio::select! {
-                _ = self.tx.closed() => return None,
+                _ = self.tx.closed() => return Err(Closed),
                 _ = tokio::time::sleep(delay) => {}
             }
-            match open_tail_connection(&self.client, &self.options).await {
-                Ok(conn) => {
+            match self.reopen().await {
+                Ok((fresh, now)) => {
+                    *conn = fresh;
                     BusCounters::bump(&self.counters.reconnects);
+                    if let Some(gap) = self.cursor.check(&now) {
+                        tracing::warn!(stream = %self.options.stream_key, ?gap, epoch = now.epoch, "redis bus: history lost while disconnected, reporting a gap");
+                        self.cursor = Cursor::at(now);
+                        self.send_gap(gap).await?;
+                    }
                     self.status.set_connected();
                     tracing::info!(stream = %self.options.stream_key, after = %self.cursor.last_id, "redis bus: tailing resumed");
-                    return Some(conn);
+                    return Ok(());
                 }
                 Err(err) => self.status.set_reconnecting(&err),
             }
             delay = (delay * 2).min(self.options.reconnect_max);
         }
     }
+
+    /// A fresh tailing connection and the baseline read on it.
+    async fn reopen(&self) -> Result<(MultiplexedConnection, crate::cursor::Baseline), BusError> {
+        let mut conn = open_tail_connection(&self.endpoint, &self.options).await?;
+        let now = baseline(&mut conn, &self.options).await.map_err(to_bus_error)?;
+        Ok((conn, now))
+    }
 }
 
-/// Open and name a tailing connection.
+/// Open and name a tailing connection to the current primary.
 pub(crate) async fn open_tail_connection(
-    client: &redis::Client,
+    endpoint: &Endpoint,
     options: &RedisBusOptions,
 ) -> Result<MultiplexedConnection, BusError> {
     let config = redis::AsyncConnectionConfig::new()
         .set_connection_timeout(Some(options.publish_timeout))
         .set_response_timeout(Some(options.block_timeout + READ_MARGIN));
-    let mut conn = client.get_multiplexed_async_connection_with_config(&config).await.map_err(to_bus_error)?;
+    let mut conn = endpoint.connect(&config).await.map_err(to_bus_error)?;
     redis::cmd("CLIENT")
         .arg("SETNAME")
         .arg(options.tail_client_name())
@@ -177,12 +196,4 @@ pub(crate) async fn open_tail_connection(
         .await
         .map_err(to_bus_error)?;
     Ok(conn)
-}
-
-/// The stream's current `(version, last generated id)`, read atomically.
-pub(crate) async fn baseline(
-    conn: &mut impl redis::aio::ConnectionLike,
-    options: &RedisBusOptions,
-) -> redis::RedisResult<(u64, String)> {
-    scripts::BASELINE.key(&options.stream_key).key(options.version_key()).invoke_async(conn).await
 }

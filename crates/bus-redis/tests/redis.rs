@@ -48,8 +48,15 @@ async fn bus(key: &str, node: &str, tweak: impl FnOnce(&mut RedisBusOptions)) ->
     RedisBus::connect(options).await.expect("connect to redis")
 }
 
+/// Delete the stream and its sibling keys (counter, epoch record).
 async fn cleanup(admin: &mut redis::aio::MultiplexedConnection, key: &str) {
-    let _: Result<(), _> = redis::cmd("DEL").arg(key).arg(format!("{key}:version")).query_async(admin).await;
+    let _: Result<(), _> =
+        redis::cmd("DEL").arg(key).arg(keys(key).version_key()).arg(keys(key).epoch_key()).query_async(admin).await;
+}
+
+/// Options naming `key`'s sibling keys.
+fn keys(key: &str) -> RedisBusOptions {
+    RedisBusOptions::new(&redis_url(), "keys").expect("valid url").with_stream_key(key)
 }
 
 /// Kill the connections named `name`; returns how many were killed.
@@ -143,7 +150,7 @@ async fn an_undecodable_entry_is_counted_and_skipped() {
     let consumer = bus(&key, "consumer", |_| {}).await;
     let mut stream = consumer.subscribe().await.expect("subscribe");
     // A foreign entry with a valid next version, so it is not a gap, only garbage.
-    let version: u64 = redis::cmd("INCR").arg(format!("{key}:version")).query_async(&mut admin).await.expect("incr");
+    let version: u64 = redis::cmd("INCR").arg(keys(&key).version_key()).query_async(&mut admin).await.expect("incr");
     let _: String = redis::cmd("XADD")
         .arg(&key)
         .arg("*")
@@ -159,6 +166,38 @@ async fn an_undecodable_entry_is_counted_and_skipped() {
     assert_eq!(next_event(&mut stream).await.event_id, good.event_id);
     assert_eq!(consumer.counters().undecodable.load(Ordering::Relaxed), 1);
     assert_eq!(consumer.counters().gaps.load(Ordering::Relaxed), 0);
+    cleanup(&mut admin, &key).await;
+}
+
+#[tokio::test]
+async fn keys_deleted_while_idle_start_a_new_epoch_and_the_idle_consumer_reports_the_gap() {
+    let Some(mut admin) = admin().await else { return };
+    let key = unique_key("epoch");
+    let consumer = bus(&key, "consumer", |o| o.block_timeout = Duration::from_millis(200)).await;
+    let mut stream = consumer.subscribe().await.expect("subscribe");
+    let before = consumer.publish(Change::list(EventKind::ToolsListChanged)).await.expect("publish");
+    assert_eq!(next_event(&mut stream).await.epoch, before.epoch);
+    // What a restart without persistence does to the bus's keys: all gone. Nobody publishes,
+    // yet the idle consumer notices within its block time.
+    cleanup(&mut admin, &key).await;
+    assert_eq!(next_item(&mut stream).await, BusItem::Gap(GapReason::EpochChanged));
+    let after = consumer.publish(Change::list(EventKind::ToolsListChanged)).await.expect("publish");
+    assert_ne!(after.epoch, before.epoch, "lost history is a new epoch");
+    let got = next_event(&mut stream).await;
+    assert_eq!((got.event_id, got.epoch), (after.event_id, after.epoch));
+    assert_eq!(consumer.counters().gaps.load(Ordering::Relaxed), 1);
+    cleanup(&mut admin, &key).await;
+}
+
+#[tokio::test]
+async fn a_deleted_counter_starts_a_new_epoch_instead_of_reusing_versions() {
+    let Some(mut admin) = admin().await else { return };
+    let key = unique_key("counter");
+    let bus = bus(&key, "n", |_| {}).await;
+    let first = bus.publish(Change::list(EventKind::ToolsListChanged)).await.expect("publish");
+    let _: i64 = redis::cmd("DEL").arg(keys(&key).version_key()).query_async(&mut admin).await.expect("del");
+    let second = bus.publish(Change::list(EventKind::ToolsListChanged)).await.expect("publish");
+    assert_ne!(second.epoch, first.epoch);
     cleanup(&mut admin, &key).await;
 }
 

@@ -30,6 +30,12 @@ pub enum BusItem {
 pub enum GapReason {
     /// The position to resume from is no longer retained by the broker.
     HistoryTrimmed,
+    /// The broker's history was lost and a new epoch began: a restart without persistence, a
+    /// failover to a replica that had not caught up, a stream deleted and recreated.
+    EpochChanged,
+    /// The consumer stopped (its stream ended or its task died) and was started again; what
+    /// was published meanwhile may not have been seen.
+    ConsumerRestarted,
     /// The node lagged behind a bounded buffer and skipped `n` events.
     Lagged(u64),
     /// The connection was lost and resumption could not prove nothing was missed.
@@ -55,12 +61,16 @@ pub enum BusError {
     Timeout(std::time::Duration),
 }
 
-/// Connection state of a backend, as reported by [`ServerEventBus::status`].
+/// State of a backend's *consumer*, as reported by [`ServerEventBus::status`]: whether events
+/// published now would reach this node. Publishing has its own answer — each publish succeeds
+/// or fails — and is not part of it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum BusStatus {
     /// Connected and consuming.
     Connected,
-    /// Connection lost; reconnecting. Publishing fails meanwhile.
+    /// The consumer lost its connection (or found its subscription stalled) and is
+    /// re-establishing it; events published meanwhile arrive on resumption, or a gap is
+    /// reported.
     Reconnecting {
         /// Last error seen.
         last_error: String,
@@ -89,6 +99,9 @@ pub struct BusCounters {
     pub gaps: AtomicU64,
     /// Reconnections to the broker.
     pub reconnects: AtomicU64,
+    /// Consumers re-created because they stalled or failed while the connection was up (a
+    /// broker restart, a lost consumer), each resuming after the last delivered event.
+    pub consumer_restarts: AtomicU64,
 }
 
 impl BusCounters {
@@ -103,23 +116,36 @@ impl BusCounters {
 /// Contract every backend keeps:
 /// - **Delivery**: at-least-once to every node whose [`subscribe`](Self::subscribe) future has
 ///   resolved, for every event whose [`publish`](Self::publish) future resolved `Ok` afterwards —
-///   or, when that cannot be guaranteed (trimmed history, a long outage), a [`BusItem::Gap`].
-///   A backend may document a weaker mode (e.g. NATS core) explicitly.
+///   or, when that cannot be guaranteed (trimmed history, lost history, a long outage), a
+///   [`BusItem::Gap`] delivered after the loss. Never silence: a broker restart, a failover or
+///   a lost stream ends in delivery or in a gap. A backend may document a weaker mode (NATS
+///   core) explicitly.
 /// - **Duplicates** share an `event_id` and are harmless: consumers drop them with a
 ///   [`DedupeWindow`](crate::DedupeWindow) and coalesce per subscription.
-/// - **Ordering**: `version` is monotonic per bus; a node receives events in version order
-///   except across a gap.
-/// - **Publishing** resolves once the broker accepted the event, with its assigned version;
-///   it fails with [`BusError`] (never hangs forever) while the broker is unreachable.
+/// - **Ordering**: events carry `(epoch, version)` (see [`crate::envelope`]); a node receives
+///   the events of one epoch in version order, and reports a gap before the first event of a
+///   new epoch.
+/// - **Publishing** resolves once the broker accepted the event, with its assigned epoch and
+///   version; it fails with [`BusError`] (never hangs forever) while the broker is unreachable.
+/// - **Status** is the consumer's: [`BusStatus::Connected`] means events published now reach
+///   this node.
 pub trait ServerEventBus: Send + Sync + 'static {
-    /// Publish a change; resolves with the envelope as the fleet will see it.
-    fn publish(&self, change: Change) -> BoxFuture<'_, Result<EventEnvelope, BusError>>;
+    /// Publish `event` (built with [`EventEnvelope::new`], so its id is chosen by the caller:
+    /// a node can deliver locally first and recognise the bus's copy as a duplicate); resolves
+    /// with the envelope as the fleet will see it, epoch and version assigned.
+    fn publish_event(&self, event: EventEnvelope) -> BoxFuture<'_, Result<EventEnvelope, BusError>>;
+
+    /// Publish a change as a new event from this node.
+    fn publish(&self, change: Change) -> BoxFuture<'_, Result<EventEnvelope, BusError>> {
+        self.publish_event(EventEnvelope::new(change, self.node_id()))
+    }
 
     /// Start consuming; resolves once the node is registered with the broker, so every event
-    /// published after it resolves is delivered (or a gap reported).
+    /// published after it resolves is delivered (or a gap reported). The stream ends only when
+    /// the bus is closed; the server restarts a consumer whose stream ends anyway.
     fn subscribe(&self) -> BoxFuture<'_, Result<BusStream, BusError>>;
 
-    /// Current connection state.
+    /// Current state of this bus's consumer.
     fn status(&self) -> BusStatus;
 
     /// This node's id (the `origin` of events it publishes).

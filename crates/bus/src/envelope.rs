@@ -5,6 +5,15 @@
 //! knows and ignores unknown fields, so replicas of different versions understand each other
 //! during a rolling upgrade; an event it cannot decode is an error the consumer counts and
 //! logs, never a crash.
+//!
+//! # Epochs and versions
+//!
+//! Every delivered event names its place in the bus's history as `(epoch, version)`. The
+//! *epoch* names one unbroken history: it changes whenever the backend lost history (a Redis
+//! restart without persistence or a failover to a replica that had not caught up, a JetStream
+//! stream deleted and recreated). Within one epoch versions increase in delivery order; across
+//! epochs they are not comparable, and a consumer that sees the epoch change reports a gap
+//! first. Epochs are below 2<sup>53</sup> so they survive JSON numbers in any client.
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -12,6 +21,9 @@ use serde::{Deserialize, Serialize};
 
 /// The current wire format of [`EventEnvelope`].
 pub const ENVELOPE_FORMAT: u32 = 1;
+
+/// Epochs are below this bound (2<sup>53</sup>): exact as JSON numbers in every language.
+pub const EPOCH_BOUND: u64 = 1 << 53;
 
 /// What changed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -99,7 +111,10 @@ pub struct EventEnvelope {
     /// The URI of an updated resource.
     #[serde(rename = "u", skip_serializing_if = "Option::is_none", default)]
     pub uri: Option<String>,
-    /// Monotonic per bus (assigned by the backend).
+    /// The history this event belongs to (assigned by the backend; see the module docs).
+    #[serde(rename = "ep", default)]
+    pub epoch: u64,
+    /// Increasing within an epoch (assigned by the backend).
     #[serde(rename = "v", default)]
     pub version: u64,
     /// Unique id of this event (duplicates share it).
@@ -125,14 +140,15 @@ pub enum DecodeError {
 }
 
 impl EventEnvelope {
-    /// Stamp a change with its identity, origin and publish time (version 0 until the backend
-    /// assigns one).
+    /// Stamp a change with its identity, origin and publish time (epoch and version 0 until the
+    /// backend assigns them).
     pub fn new(change: Change, origin: &str) -> EventEnvelope {
         EventEnvelope {
             format: ENVELOPE_FORMAT,
             scope: change.scope,
             kind: change.kind,
             uri: change.uri,
+            epoch: 0,
             version: 0,
             event_id: new_event_id(),
             origin: origin.to_owned(),
@@ -166,6 +182,11 @@ pub fn now_ms() -> u64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0)
 }
 
+/// A fresh random epoch in `1..EPOCH_BOUND`.
+pub fn new_epoch() -> u64 {
+    rand::random_range(1..EPOCH_BOUND)
+}
+
 /// A random 128-bit id in hex.
 pub fn new_event_id() -> String {
     format!("{:032x}", rand::random::<u128>())
@@ -179,8 +200,9 @@ mod tests {
     fn round_trips_compactly() {
         let mut e = EventEnvelope::new(Change::resource("a://b").in_scope("t1"), "node-1");
         e.version = 9;
+        e.epoch = new_epoch();
         let bytes = e.encode();
-        assert!(bytes.len() < 160, "{}", String::from_utf8_lossy(&bytes));
+        assert!(bytes.len() < 180, "{}", String::from_utf8_lossy(&bytes));
         assert_eq!(EventEnvelope::decode(&bytes).unwrap(), e);
     }
 
@@ -189,6 +211,16 @@ mod tests {
         let bytes = br#"{"f":2,"k":"tools","v":3,"i":"x","o":"n","t":1,"new_field":[1,2]}"#;
         let e = EventEnvelope::decode(bytes).unwrap();
         assert_eq!((e.kind, e.version, e.format), (EventKind::ToolsListChanged, 3, 2));
+        assert_eq!(e.epoch, 0, "an envelope from a node that predates epochs decodes with epoch 0");
+    }
+
+    #[test]
+    fn epochs_are_exact_json_numbers() {
+        for _ in 0..1000 {
+            let epoch = new_epoch();
+            assert!((1..EPOCH_BOUND).contains(&epoch));
+            assert_eq!(epoch as f64 as u64, epoch);
+        }
     }
 
     #[test]

@@ -9,6 +9,7 @@
 //! - [`bus`]: the trait, its delivery contract, status and counters.
 //! - [`memory`][]: [`MemoryBus`].
 //! - [`dedupe`]: [`DedupeWindow`], which makes duplicates harmless.
+//! - [`status`]: [`StatusCell`], the consumer state backends share with their tasks.
 //!
 //! ```
 //! use mcp_fleet_bus::{Change, EventKind, MemoryBus, ServerEventBus};
@@ -26,6 +27,7 @@ pub mod bus;
 pub mod dedupe;
 pub mod envelope;
 pub mod memory;
+pub mod status;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
 
@@ -33,3 +35,4 @@ pub use bus::{BoxFuture, BusCounters, BusError, BusItem, BusStatus, BusStream, G
 pub use dedupe::DedupeWindow;
 pub use envelope::{Change, EventEnvelope, EventKind};
 pub use memory::MemoryBus;
+pub use status::StatusCell;

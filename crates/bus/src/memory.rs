@@ -2,16 +2,16 @@
 //!
 //! Versions come from a counter; fan-out uses a bounded `tokio::sync::broadcast` channel whose
 //! capacity is the most events a slow consumer may fall behind by. A consumer that lags past
-//! it gets a [`GapReason::Lagged`] instead of silently missing events.
+//! it gets a [`GapReason::Lagged`] instead of silently missing events. The epoch is chosen
+//! when the bus is created: its history lives exactly as long as the process.
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use futures_util::stream;
 use tokio::sync::broadcast;
 
 use crate::bus::{BoxFuture, BusCounters, BusError, BusItem, BusStatus, BusStream, GapReason, ServerEventBus};
-use crate::envelope::{Change, EventEnvelope};
+use crate::envelope::EventEnvelope;
 
 /// Default broadcast capacity: how many events a lagging consumer may fall behind.
 pub const DEFAULT_MEMORY_CAPACITY: usize = 4096;
@@ -25,9 +25,16 @@ pub struct MemoryBus {
 }
 
 struct Inner {
-    sender: broadcast::Sender<EventEnvelope>,
-    next_version: AtomicU64,
+    /// Held while a version is assigned *and* the event sent, so concurrent publishers'
+    /// events reach every consumer in version order. A std mutex: never held across `.await`.
+    sender: Mutex<Sender>,
+    epoch: u64,
     counters: Arc<BusCounters>,
+}
+
+struct Sender {
+    channel: broadcast::Sender<EventEnvelope>,
+    next_version: u64,
 }
 
 impl MemoryBus {
@@ -38,8 +45,9 @@ impl MemoryBus {
 
     /// A bus whose consumers may lag `capacity` events before a gap is reported.
     pub fn with_capacity(capacity: usize) -> Self {
-        let (sender, _) = broadcast::channel(capacity.max(1));
-        let inner = Inner { sender, next_version: AtomicU64::new(1), counters: Arc::default() };
+        let (channel, _) = broadcast::channel(capacity.max(1));
+        let sender = Mutex::new(Sender { channel, next_version: 1 });
+        let inner = Inner { sender, epoch: crate::envelope::new_epoch(), counters: Arc::default() };
         MemoryBus { inner: Arc::new(inner), node_id: "memory-node".into() }
     }
 
@@ -56,17 +64,21 @@ impl Default for MemoryBus {
 }
 
 impl ServerEventBus for MemoryBus {
-    fn publish(&self, change: Change) -> BoxFuture<'_, Result<EventEnvelope, BusError>> {
-        let mut env = EventEnvelope::new(change, &self.node_id);
-        env.version = self.inner.next_version.fetch_add(1, Ordering::Relaxed);
-        // No receiver yet is fine: nobody is listening, nothing is lost.
-        let _ = self.inner.sender.send(env.clone());
+    fn publish_event(&self, mut env: EventEnvelope) -> BoxFuture<'_, Result<EventEnvelope, BusError>> {
+        env.epoch = self.inner.epoch;
+        {
+            let mut sender = self.inner.sender.lock().unwrap_or_else(PoisonError::into_inner);
+            env.version = sender.next_version;
+            sender.next_version += 1;
+            // No receiver yet is fine: nobody is listening, nothing is lost.
+            let _ = sender.channel.send(env.clone());
+        }
         BusCounters::bump(&self.inner.counters.published);
         Box::pin(async move { Ok(env) })
     }
 
     fn subscribe(&self) -> BoxFuture<'_, Result<BusStream, BusError>> {
-        let receiver = self.inner.sender.subscribe();
+        let receiver = self.inner.sender.lock().unwrap_or_else(PoisonError::into_inner).channel.subscribe();
         let counters = self.inner.counters.clone();
         let stream = stream::unfold((receiver, counters), |(mut rx, counters)| async move {
             let item = match rx.recv().await {
@@ -117,13 +129,43 @@ mod tests {
         .await;
     }
 
+    #[test]
+    fn concurrent_publishers_deliver_in_version_order() {
+        use futures_util::StreamExt;
+        let bus = MemoryBus::new();
+        let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
+        let mut stream = runtime.block_on(bus.subscribe()).unwrap();
+        let publishers: Vec<_> = (0..4)
+            .map(|i| {
+                let bus = bus.as_node(&format!("p{i}"));
+                std::thread::spawn(move || {
+                    let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
+                    for _ in 0..500 {
+                        runtime.block_on(bus.publish(crate::Change::resource("a://x"))).unwrap();
+                    }
+                })
+            })
+            .collect();
+        for p in publishers {
+            p.join().unwrap();
+        }
+        runtime.block_on(async {
+            let mut last = 0;
+            for _ in 0..2000 {
+                let Some(BusItem::Event(e)) = stream.next().await else { panic!("expected an event") };
+                assert_eq!(e.version, last + 1, "versions arrive in order");
+                last = e.version;
+            }
+        });
+    }
+
     #[tokio::test]
     async fn a_lagging_consumer_gets_a_gap() {
         use futures_util::StreamExt;
         let bus = MemoryBus::with_capacity(2);
         let mut stream = bus.subscribe().await.unwrap();
         for _ in 0..5 {
-            bus.publish(Change::list(crate::EventKind::ToolsListChanged)).await.unwrap();
+            bus.publish(crate::Change::list(crate::EventKind::ToolsListChanged)).await.unwrap();
         }
         assert_eq!(stream.next().await, Some(BusItem::Gap(GapReason::Lagged(3))));
         assert!(matches!(stream.next().await, Some(BusItem::Event(_))));

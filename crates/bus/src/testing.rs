@@ -17,8 +17,9 @@ pub const STEP_TIMEOUT: Duration = Duration::from_secs(10);
 /// weaker mode (NATS core) runs the same suite without weakening it for the others.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SuiteOptions {
-    /// Versions increase in publish order across *different* publishers (the trait's
-    /// "monotonic per bus"). `false` only for modes whose versions are per publisher.
+    /// Every publisher shares one epoch and versions increase in publish order across
+    /// *different* publishers. `false` only for modes whose epoch and versions are per
+    /// publisher (NATS core).
     pub versions_ordered_across_publishers: bool,
 }
 
@@ -58,10 +59,12 @@ where
     // Publish on node 0: every node, including the publisher, receives it with the same id.
     let published = nodes[0].publish(Change::list(EventKind::ToolsListChanged)).await.expect("publish");
     assert_eq!(published.origin, nodes[0].node_id());
+    assert_ne!(published.epoch, 0, "the backend assigns an epoch");
+    assert!(published.epoch < crate::envelope::EPOCH_BOUND);
     for stream in &mut streams {
         let got = next_event(stream).await;
         assert_eq!(got.event_id, published.event_id);
-        assert_eq!(got.version, published.version);
+        assert_eq!((got.epoch, got.version), (published.epoch, published.version));
         assert_eq!(got.kind, EventKind::ToolsListChanged);
     }
 
@@ -69,6 +72,7 @@ where
     let a = nodes[1].publish(Change::resource("test://a").in_scope("tenant-a")).await.expect("publish");
     let b = nodes[2].publish(Change::list(EventKind::PromptsListChanged)).await.expect("publish");
     if options.versions_ordered_across_publishers {
+        assert_eq!(a.epoch, b.epoch, "one epoch for every publisher");
         assert!(b.version > a.version, "versions must be monotonic: {} then {}", a.version, b.version);
     }
     for stream in &mut streams {

@@ -59,12 +59,12 @@ async fn route(handler: &McpHandler, req: Request<Incoming>) -> Response<Full<By
             reply(StatusCode::OK, "application/openmetrics-text; version=1.0.0", handler.metrics_text())
         }
         (&Method::GET, "/healthz") => {
-            let status = handler.bus_status();
-            let code = if status.is_connected() { StatusCode::OK } else { StatusCode::SERVICE_UNAVAILABLE };
+            let bus = handler.bus_health();
+            let code = if bus.connected { StatusCode::OK } else { StatusCode::SERVICE_UNAVAILABLE };
             reply(
                 code,
                 "application/json",
-                json!({"bus": format!("{status:?}"), "openStreams": handler.open_streams()}).to_string(),
+                json!({"busConnected": bus.connected, "openStreams": handler.open_streams()}).to_string(),
             )
         }
         _ => reply(StatusCode::NOT_FOUND, "text/plain", "not found".into()),
@@ -104,7 +104,7 @@ async fn notify(handler: &McpHandler, req: Request<Incoming>) -> Response<Full<B
         Ok(event) => reply(
             StatusCode::OK,
             "application/json",
-            json!({"version": event.version, "eventId": event.event_id}).to_string(),
+            json!({"epoch": event.epoch, "version": event.version, "eventId": event.event_id}).to_string(),
         ),
         Err(e) => error(StatusCode::SERVICE_UNAVAILABLE, &e.to_string()),
     }

@@ -20,11 +20,15 @@ pub async fn connect_bus(url: &str, node_id: &str) -> Result<Arc<dyn ServerEvent
     match scheme {
         "memory" => Ok(Arc::new(MemoryBus::new().as_node(node_id))),
         #[cfg(feature = "redis")]
-        "redis" | "rediss" => mcp_fleet_bus_redis::connect(url, node_id).await,
+        // Boxed: the backends' connect futures are deep, and every embedding async fn would
+        // otherwise inline their layout.
+        "redis" | "rediss" | "redis+sentinel" | "rediss+sentinel" => {
+            Box::pin(mcp_fleet_bus_redis::connect(url, node_id)).await
+        }
         #[cfg(feature = "nats")]
-        "nats" | "tls" => mcp_fleet_bus_nats::connect(url, node_id).await,
+        "nats" | "tls" => Box::pin(mcp_fleet_bus_nats::connect(url, node_id)).await,
         other => Err(BusError::Config(format!(
-            "unsupported event bus URL scheme {other:?}: use memory://, redis://, rediss:// or nats:// (with the matching feature)"
+            "unsupported event bus URL scheme {other:?}: use memory://, redis://, rediss://, redis+sentinel:// or nats:// (with the matching feature)"
         ))),
     }
 }

@@ -1,5 +1,6 @@
 //! [`create_mcp_handler`]: builds an [`McpHandler`] from a server factory and options, connects
-//! it to the event bus, and starts the bus consumer and the keepalive tick.
+//! it to the event bus, and starts the background tasks: the supervised bus consumer and its
+//! health monitor, the outbox publisher, and the keepalive tick.
 //!
 //! The handler is transport-glue-free state; `http` serves it with hyper and `shutdown` ends
 //! it gracefully.
@@ -7,16 +8,16 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures_util::StreamExt;
-use mcp_fleet_bus::{BusItem, BusStatus, DedupeWindow, MemoryBus, ServerEventBus};
+use mcp_fleet_bus::{MemoryBus, ServerEventBus};
 use tokio::sync::watch;
 
 use crate::catalog::McpServer;
 use crate::context::{Principal, RequestContext};
 use crate::error::ServerError;
-use crate::listen::{ListenLimits, ListenRouter};
+use crate::listen::consumer::{self, ConsumerParts};
+use crate::listen::{BusHealth, BusHealthState, Fanout, ListenLimits, ListenRouter};
 use crate::metrics::Metrics;
-use crate::notify::Notifier;
+use crate::notify::{Notifier, Outbox};
 
 /// Produces the server definition to serve for one request. Must be cheap: return a clone of
 /// an `Arc`-backed [`McpServer`], not a freshly built one.
@@ -107,6 +108,11 @@ pub struct HandlerOptions {
     pub request_state_ttl: Duration,
     /// Event ids remembered to drop duplicates. Default 4096.
     pub dedupe_window: usize,
+    /// How long the node may fail to hear the bus (its consumer disconnected or stopped)
+    /// before it refuses new listen streams and closes the open ones — with their completion
+    /// result, so clients reconnect to a replica that hears it — until it hears again. A
+    /// readiness probe should follow the same rule ([`McpHandler::bus_health`]). Default 30 s.
+    pub bus_down_grace: Duration,
     /// Concurrent streams (requests and listen streams) per HTTP/2 connection. Default 200.
     pub http2_max_concurrent_streams: u32,
     /// How long a client may take to send its request headers, then its body (each); past it
@@ -137,6 +143,7 @@ impl Default for HandlerOptions {
             request_state_key: None,
             request_state_ttl: Duration::from_secs(600),
             dedupe_window: mcp_fleet_bus::dedupe::DEFAULT_DEDUPE_WINDOW,
+            bus_down_grace: Duration::from_secs(30),
             http2_max_concurrent_streams: 200,
             request_read_timeout: Duration::from_secs(30),
             dead_peer_timeout: Some(Duration::from_secs(60)),
@@ -167,6 +174,7 @@ pub(crate) struct HandlerShared {
     pub(crate) bus: Arc<dyn ServerEventBus>,
     pub(crate) notifier: Notifier,
     pub(crate) router: ListenRouter,
+    pub(crate) health: Arc<BusHealth>,
     pub(crate) metrics: Metrics,
     pub(crate) state_codec: Option<crate::methods::state::StateCodec>,
     /// Flips to `true` once on shutdown; serve loops and background tasks watch it.
@@ -183,7 +191,7 @@ pub struct McpHandler {
 }
 
 /// Build a handler: connect the bus consumer (so this node hears every change published from
-/// now on), and start the keepalive tick.
+/// now on), and start the background tasks.
 ///
 /// ```
 /// use mcp_fleet_server::{create_mcp_handler, HandlerOptions, McpServer};
@@ -204,64 +212,46 @@ pub async fn create_mcp_handler(
         }
         (None, None) => Arc::new(MemoryBus::new().as_node(&options.node_id())),
     };
-    let notifier = Notifier::new(bus.clone());
-    factory.attach(&notifier);
     let state_codec = match &options.request_state_key {
         Some(key) => Some(crate::methods::state::StateCodec::new(key, options.request_state_ttl)?),
         None => None,
     };
     let metrics = Metrics::default();
     let router = ListenRouter::new(options.listen, metrics.clone());
+    let fanout = Arc::new(Fanout::new(router.clone(), metrics.clone(), options.dedupe_window));
+    let outbox = Arc::new(Outbox::new(metrics.clone()));
+    let notifier = Notifier::new(crate::notify::NotifierCore {
+        bus: bus.clone(),
+        metrics: metrics.clone(),
+        fanout: fanout.clone(),
+        outbox: outbox.clone(),
+    });
     let events = bus.subscribe().await?;
+    factory.attach(&notifier);
     let (shutdown, _) = watch::channel(false);
+    let health = Arc::new(BusHealth::new(options.bus_down_grace));
     let shared = Arc::new(HandlerShared {
         factory: Box::new(factory),
         options,
-        bus,
+        bus: bus.clone(),
         notifier,
-        router,
-        metrics,
+        router: router.clone(),
+        health: health.clone(),
+        metrics: metrics.clone(),
         state_codec,
         shutdown,
         serving: watch::channel(0).0,
     });
-    tokio::spawn(consume_bus(shared.clone(), events));
+    let stop = || shared.shutdown.subscribe();
+    let parts = ConsumerParts { bus: bus.clone(), fanout, health: health.clone(), metrics, stop: stop() };
+    tokio::spawn(consumer::supervise(parts, events));
+    tokio::spawn(consumer::monitor(bus.clone(), health, router.clone(), stop()));
+    tokio::spawn(outbox.run(bus, stop()));
     if let Some(every) = shared.options.listen.tick_interval() {
         let keepalives = !shared.options.listen.keepalive.is_zero();
-        tokio::spawn(tick(shared.router.clone(), every, keepalives, shared.shutdown.subscribe()));
+        tokio::spawn(tick(router, every, keepalives, stop()));
     }
     Ok(McpHandler { shared })
-}
-
-/// One bus subscription per node, fanned out locally: dedupe, deliver, and invalidate
-/// conservatively on a gap.
-async fn consume_bus(shared: Arc<HandlerShared>, mut events: mcp_fleet_bus::BusStream) {
-    let mut dedupe = DedupeWindow::new(shared.options.dedupe_window);
-    let mut stop = shared.shutdown.subscribe();
-    loop {
-        let item = tokio::select! {
-            item = events.next() => item,
-            _ = crate::shutdown::signalled(&mut stop) => return,
-        };
-        match item {
-            Some(BusItem::Event(event)) => {
-                if dedupe.first_sighting(&event.event_id) {
-                    shared.router.deliver(&event);
-                } else {
-                    shared.metrics.duplicates_dropped.inc();
-                }
-            }
-            Some(BusItem::Gap(reason)) => {
-                tracing::warn!(?reason, "event bus gap: invalidating every listen stream");
-                shared.metrics.gaps.inc();
-                shared.router.invalidate_all();
-            }
-            None => {
-                tracing::error!("event bus stream ended; listen streams will get no more change notifications");
-                return;
-            }
-        }
-    }
 }
 
 /// The listen router's periodic tick: keepalive comments and stream lifetimes.
@@ -288,9 +278,11 @@ impl McpHandler {
         self.shared.bus.clone()
     }
 
-    /// The bus connection state.
-    pub fn bus_status(&self) -> BusStatus {
-        self.shared.bus.status()
+    /// Whether this node hears the fleet's change events: its bus consumer is running and
+    /// connected. Past [`HandlerOptions::bus_down_grace`] of deafness the node refuses and
+    /// closes listen streams; a readiness probe should report not-ready then too.
+    pub fn bus_health(&self) -> BusHealthState {
+        self.shared.health.state()
     }
 
     /// Open listen streams on this node.
@@ -300,7 +292,7 @@ impl McpHandler {
 
     /// Metrics as OpenMetrics text.
     pub fn metrics_text(&self) -> String {
-        self.shared.metrics.encode(&self.shared.bus)
+        self.shared.metrics.encode(&self.shared.bus, self.shared.health.state().connected)
     }
 
     /// The handler's options.

@@ -1,8 +1,9 @@
 //! Operational metrics in the Prometheus/OpenMetrics text format (prometheus-client).
 //!
-//! Counters for the listen path (open streams, frames written, coalesced notifications) and
-//! the bus consumer (events, duplicates dropped, gaps and the conservative invalidations they
-//! trigger), plus the bus backend's own counters read at scrape time.
+//! Counters for the listen path (open streams, frames written, coalesced notifications), the
+//! bus consumer (events, duplicates dropped, gaps and the conservative invalidations they
+//! trigger, restarts), publishing (failures, the outbox of catalog changes), plus the bus
+//! backend's own counters read at scrape time.
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -33,8 +34,18 @@ pub struct Metrics {
     pub events_delivered: Counter,
     /// Bus events dropped as duplicates.
     pub duplicates_dropped: Counter,
-    /// Gaps reported by the bus.
+    /// Gaps reported by the bus, or by the supervisor after restarting the consumer.
     pub gaps: Counter,
+    /// Times the supervisor found the bus consumer ended or dead and started it again.
+    pub consumer_restarts: Counter,
+    /// Publishes the bus refused or did not answer in time (explicit and outbox).
+    pub publish_failures: Counter,
+    /// Catalog changes waiting in the outbox for the bus to accept them.
+    pub outbox_pending: Gauge,
+    /// Outbox publish attempts that failed and were queued again.
+    pub outbox_retries: Counter,
+    /// Catalog changes dropped because the outbox was full.
+    pub outbox_dropped: Counter,
     /// HTTP requests answered, by JSON-RPC method and HTTP status.
     pub requests: Family<RequestLabels, Counter>,
     /// Age of bus events when this node's router handled them (publish time on the origin
@@ -53,6 +64,11 @@ impl Default for Metrics {
             events_delivered: Counter::default(),
             duplicates_dropped: Counter::default(),
             gaps: Counter::default(),
+            consumer_restarts: Counter::default(),
+            publish_failures: Counter::default(),
+            outbox_pending: Gauge::default(),
+            outbox_retries: Counter::default(),
+            outbox_dropped: Counter::default(),
             requests: Family::default(),
             // 0.5 ms … ~4 s.
             event_age: Histogram::new(exponential_buckets(0.0005, 2.0, 14)),
@@ -76,8 +92,9 @@ impl Metrics {
         self.requests.get_or_create(&RequestLabels { method, status: status.as_u16() }).inc();
     }
 
-    /// Encode every metric, including `bus`'s counters, as OpenMetrics text.
-    pub fn encode(&self, bus: &Arc<dyn ServerEventBus>) -> String {
+    /// Encode every metric, including `bus`'s counters and whether this node hears the bus
+    /// (`connected`, the consumer's health), as OpenMetrics text.
+    pub fn encode(&self, bus: &Arc<dyn ServerEventBus>, connected: bool) -> String {
         let mut registry = Registry::with_prefix("mcp_fleet");
         let m = self.clone();
         registry.register("listen_streams_open", "Open subscriptions/listen streams", m.listen_open);
@@ -88,12 +105,22 @@ impl Metrics {
         registry.register("bus_events_delivered", "Bus events handed to the listen router", m.events_delivered);
         registry.register("bus_duplicates_dropped", "Bus events dropped as duplicates", m.duplicates_dropped);
         registry.register("bus_gaps", "Gaps detected (each triggers a conservative invalidation)", m.gaps);
+        registry.register(
+            "bus_consumer_restarts",
+            "Bus consumers found ended or dead and restarted",
+            m.consumer_restarts,
+        );
+        registry.register(
+            "bus_publish_failures",
+            "Publishes the bus refused or did not answer in time",
+            m.publish_failures,
+        );
+        registry.register("outbox_pending", "Catalog changes waiting for the bus to accept them", m.outbox_pending);
+        registry.register("outbox_retries", "Outbox publishes that failed and were queued again", m.outbox_retries);
+        registry.register("outbox_dropped", "Catalog changes dropped because the outbox was full", m.outbox_dropped);
         registry.register("http_requests", "HTTP requests answered, by JSON-RPC method and status", m.requests);
         registry.register("bus_event_age_seconds", "Publish-to-router age of bus events", m.event_age);
-        registry.register_collector(Box::new(BusCollector {
-            counters: bus.counters(),
-            connected: bus.status().is_connected(),
-        }));
+        registry.register_collector(Box::new(BusCollector { counters: bus.counters(), connected }));
         let mut out = String::new();
         // Encoding into a String cannot fail.
         let _ = prometheus_client::encoding::text::encode(&mut out, &registry);
@@ -116,11 +143,21 @@ impl Collector for BusCollector {
             ("bus_undecodable", "Broker payloads that could not be decoded", &c.undecodable),
             ("bus_backend_gaps", "Gaps reported by the backend", &c.gaps),
             ("bus_reconnects", "Reconnections to the broker", &c.reconnects),
+            (
+                "bus_backend_consumer_restarts",
+                "Backend consumers re-created after a stall or failure",
+                &c.consumer_restarts,
+            ),
         ] {
             let counter = ConstCounter::new(value.load(Ordering::Relaxed));
             counter.encode(encoder.encode_descriptor(name, help, None, counter.metric_type())?)?;
         }
         let up = ConstGauge::new(i64::from(self.connected));
-        up.encode(encoder.encode_descriptor("bus_connected", "1 when the bus is connected", None, up.metric_type())?)
+        up.encode(encoder.encode_descriptor(
+            "bus_connected",
+            "1 when this node's bus consumer is running and connected",
+            None,
+            up.metric_type(),
+        )?)
     }
 }

@@ -1,7 +1,8 @@
 //! Registration handles: change one catalog entry later (update, disable, enable, remove).
 //!
-//! Every operation swaps the catalog first and then publishes the matching list-change event
-//! through the server's notifier, resolving once the bus accepted it.
+//! Every operation swaps the catalog first and then announces the matching list change through
+//! the server's notifier: this node's streams hear it at once, the fleet once the bus accepts it
+//! (retried by the outbox; see [`crate::notify`]).
 
 use mcp_fleet_bus::EventKind;
 use mcp_fleet_protocol::types::{Prompt, Resource, Tool};
@@ -115,7 +116,8 @@ impl EntryHandle {
         if !found {
             return Err(ServerError::NotFound(self.key.clone()));
         }
-        self.server.publish(touched).await
+        self.server.announce(touched);
+        Ok(())
     }
 
     fn check_same(&self, kind: ListKind, key: &str) -> Result<(), ServerError> {

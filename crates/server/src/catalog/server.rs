@@ -219,11 +219,13 @@ impl McpServer {
         self.inner.catalog.store(Arc::new(next));
     }
 
-    /// Apply several edits with one catalog swap, then publish one change event per list kind
-    /// touched. Resolves once the events are published (or with the bus error).
+    /// Apply several edits with one catalog swap, then announce one change per list kind
+    /// touched: this node's listen streams hear it at once, the fleet as soon as the bus
+    /// accepts it (the outbox retries until it does; see [`crate::notify`]).
     pub async fn batch(&self, edit: impl FnOnce(&mut CatalogEdit<'_>)) -> Result<(), ServerError> {
         let touched = self.swap(edit);
-        self.publish(&touched).await
+        self.announce(&touched);
+        Ok(())
     }
 
     pub(crate) fn snapshot(&self) -> Arc<Catalog> {
@@ -245,33 +247,24 @@ impl McpServer {
         touched
     }
 
-    pub(crate) async fn publish(&self, touched: &[ListKind]) -> Result<(), ServerError> {
-        let Some(notifier) = self.inner.notifier.get() else { return Ok(()) };
+    /// Announce one change per list kind in `touched` (a no-op until a notifier is attached).
+    pub(crate) fn announce(&self, touched: &[ListKind]) {
+        let Some(notifier) = self.inner.notifier.get() else { return };
         let mut kinds: Vec<EventKind> = touched.iter().map(|k| k.event_kind()).collect();
+        kinds.sort_by_key(|k| k.as_str());
         kinds.dedup();
         for kind in kinds {
-            notifier.publish_list_change(kind).await?;
+            notifier.announce(kind);
         }
-        Ok(())
     }
 
-    /// Registration is synchronous; its event (if a notifier is attached) is published in the
-    /// background and a failure is logged.
+    /// Apply a registration and announce it.
     fn edit_detached(&self, edit: impl FnOnce(&mut CatalogEdit<'_>), kind: ListKind) {
         self.swap(|c| {
             edit(c);
             c.touched.push(kind);
         });
-        if self.inner.notifier.get().is_some()
-            && let Ok(rt) = tokio::runtime::Handle::try_current()
-        {
-            let server = self.clone();
-            rt.spawn(async move {
-                if let Err(e) = server.publish(&[kind]).await {
-                    tracing::warn!(error = %e, "publishing a registration change failed");
-                }
-            });
-        }
+        self.announce(&[kind]);
     }
 
     fn lock_writer(&self) -> std::sync::MutexGuard<'_, ()> {

@@ -1,12 +1,20 @@
-//! The `subscriptions/listen` path: the router that indexes open streams and turns bus events
-//! into notifications, the per-stream pending set, and the SSE body that writes it.
+//! The `subscriptions/listen` path: the bus consumer and its supervisor, the fanout that
+//! deduplicates events, the router that indexes open streams and turns events into
+//! notifications, the per-stream pending set, the SSE body that writes it, and the health that
+//! decides whether streams are accepted at all.
 
+pub(crate) mod consumer;
+mod fanout;
+mod health;
 mod pending;
 mod router;
 mod stream;
 mod subscription;
 
+pub use health::BusHealthState;
 pub use router::ListenLimits;
 pub use stream::ListenBody;
 
+pub(crate) use fanout::Fanout;
+pub(crate) use health::BusHealth;
 pub(crate) use router::ListenRouter;

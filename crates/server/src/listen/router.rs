@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use mcp_fleet_bus::{EventEnvelope, EventKind};
 use mcp_fleet_protocol::sse::NotificationFrame;
 use mcp_fleet_protocol::{RequestId, RpcError, SubscriptionFilter};
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::pending::ListSlot;
 use super::stream::ListenBody;
@@ -92,7 +92,11 @@ struct RouterInner {
     /// Read-locked to deliver, write-locked to (un)register; never held across `.await`.
     registry: RwLock<Registry>,
     next_key: AtomicU64,
+    /// Shutting down: refuse new streams for good.
     closing: AtomicBool,
+    /// The node has not heard the bus for longer than the grace period: refuse new streams
+    /// until it does again (see `health`).
+    deaf: AtomicBool,
     limits: ListenLimits,
     metrics: Metrics,
 }
@@ -133,6 +137,7 @@ impl ListenRouter {
             registry: RwLock::default(),
             next_key: AtomicU64::new(1),
             closing: AtomicBool::new(false),
+            deaf: AtomicBool::new(false),
             limits,
             metrics,
         };
@@ -161,6 +166,12 @@ impl ListenRouter {
             // stream is either registered before the close (and closed by it) or refused.
             if self.inner.closing.load(Ordering::Acquire) {
                 return Err(RpcError::internal("Server is shutting down; reconnect to another replica"));
+            }
+            if self.inner.deaf.load(Ordering::Acquire) {
+                self.inner.metrics.listen_refused.inc();
+                return Err(RpcError::internal(
+                    "This replica cannot receive the fleet's change events right now; reconnect to another replica",
+                ));
             }
             if reg.all.len() >= self.inner.limits.max_streams {
                 self.inner.metrics.listen_refused.inc();
@@ -208,10 +219,10 @@ impl ListenRouter {
         self.inner.metrics.listen_open.dec();
     }
 
-    /// Deliver one bus event to every matching local stream; returns how many were marked.
-    pub(crate) fn deliver(&self, event: &EventEnvelope) -> usize {
-        let meta = json!({"version": event.version, "publishedAtMs": event.published_at_ms});
-        let frame = Arc::new(NotificationFrame::new(method(event.kind), event.uri.as_deref(), &meta));
+    /// Deliver one event to every matching local stream, with `meta` under the project
+    /// `_meta` key; returns how many streams were marked.
+    pub(crate) fn deliver(&self, event: &EventEnvelope, meta: &Value) -> usize {
+        let frame = Arc::new(NotificationFrame::new(method(event.kind), event.uri.as_deref(), meta));
         let uri: Option<Arc<str>> = event.uri.as_deref().map(Arc::from);
         let reg = self.read();
         let mut marked = 0;
@@ -249,12 +260,11 @@ impl ListenRouter {
         marked
     }
 
-    /// After a bus gap: every stream gets a notification for every type and URI it follows —
-    /// a spurious refresh is harmless, a missed one is not.
-    pub(crate) fn invalidate_all(&self) {
-        let meta = json!({"gap": true});
+    /// After a bus gap: every stream gets a notification for every type and URI it follows,
+    /// with `meta` (the gap marker) — a spurious refresh is harmless, a missed one is not.
+    pub(crate) fn invalidate_all(&self, meta: &Value) {
         let lists: Vec<Arc<NotificationFrame>> =
-            SLOT_KINDS.iter().map(|k| Arc::new(NotificationFrame::new(method(*k), None, &meta))).collect();
+            SLOT_KINDS.iter().map(|k| Arc::new(NotificationFrame::new(method(*k), None, meta))).collect();
         let mut uri_frames: HashMap<&str, (Arc<str>, Arc<NotificationFrame>)> = HashMap::new();
         let reg = self.read();
         for sub in reg.all.values() {
@@ -266,7 +276,7 @@ impl ListenRouter {
                     uri_frames
                         .entry(u.as_str())
                         .or_insert_with(|| {
-                            let frame = NotificationFrame::new(method(EventKind::ResourceUpdated), Some(u), &meta);
+                            let frame = NotificationFrame::new(method(EventKind::ResourceUpdated), Some(u), meta);
                             (Arc::from(u.as_str()), Arc::new(frame))
                         })
                         .clone()
@@ -302,8 +312,29 @@ impl ListenRouter {
 
     /// Refuse new streams and ask every open one to write its completion result and end.
     pub(crate) fn close_all(&self) {
+        self.refuse_and_close(&self.inner.closing);
+    }
+
+    /// The node went deaf past its grace period (`true`): refuse new streams and close the open
+    /// ones, so clients reconnect to a replica that hears the bus; or it hears again (`false`):
+    /// accept streams again.
+    pub(crate) fn set_deaf(&self, deaf: bool) {
+        if !deaf {
+            self.inner.deaf.store(false, Ordering::Release);
+        } else if !self.inner.deaf.load(Ordering::Acquire) {
+            tracing::warn!(
+                open = self.open_streams(),
+                "the event bus is unreachable past the grace period: closing listen streams"
+            );
+            self.refuse_and_close(&self.inner.deaf);
+        }
+    }
+
+    /// Set `flag` under the registry write lock — which `register` also takes to check it, so a
+    /// stream is either registered before (and closed here) or refused — and close every stream.
+    fn refuse_and_close(&self, flag: &AtomicBool) {
         let reg = self.write();
-        self.inner.closing.store(true, Ordering::Release);
+        flag.store(true, Ordering::Release);
         for sub in reg.all.values() {
             sub.update(|p| p.closing = true);
         }

@@ -1,0 +1,15 @@
+//! JetStream mode: the stream (created and recreated on demand; its creation time is the
+//! epoch), publishing with an acknowledged stream sequence as the version, and the
+//! per-subscription task that reads the stream and watches it.
+//!
+//! - [`stream`]: locating the stream, creating it when missing, and its epoch.
+//! - [`publish`]: publishing, recreating a deleted stream on the way.
+//! - [`tail`]: the consumer task — resumption, gaps, stalls, lost streams.
+
+mod publish;
+mod stream;
+mod tail;
+
+pub(crate) use publish::Publisher;
+pub(crate) use stream::locate;
+pub(crate) use tail::{Shared, subscribe};

@@ -1,0 +1,69 @@
+//! The JetStream stream as the bus sees it: found (or created, with the configured retention
+//! and replicas) by name, and summarised as a [`StreamState`].
+//!
+//! The **epoch** is the stream's creation time in microseconds: every node reads the same
+//! value, and a stream deleted and recreated (by an operator, by a lost single-replica volume,
+//! by whichever node noticed first) gets a new one, so consumers can tell that the history they
+//! were reading is gone. Microseconds stay below 2<sup>53</sup> until the year 2255.
+
+use async_nats::jetstream::{self, Context};
+use mcp_fleet_bus::BusError;
+
+use crate::options::NatsBusOptions;
+use crate::{backend_error, within};
+
+/// What a consumer needs to know about the stream right now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct StreamState {
+    /// The stream's creation time (µs since the Unix epoch): its epoch.
+    pub(crate) epoch: u64,
+    /// The lowest sequence still stored (`last + 1` when empty).
+    pub(crate) first_sequence: u64,
+    /// The last sequence assigned.
+    pub(crate) last_sequence: u64,
+}
+
+impl StreamState {
+    fn of(info: &jetstream::stream::Info) -> StreamState {
+        let micros = info.created.unix_timestamp_nanos() / 1_000;
+        let last_sequence = info.state.last_sequence;
+        // An empty stream reports first = 0; nothing below last + 1 is stored then.
+        let first_sequence = if info.state.messages == 0 { last_sequence + 1 } else { info.state.first_sequence };
+        StreamState { epoch: u64::try_from(micros).unwrap_or(1).max(1), first_sequence, last_sequence }
+    }
+}
+
+/// The stream's configuration from `options`.
+fn config(options: &NatsBusOptions) -> jetstream::stream::Config {
+    jetstream::stream::Config {
+        name: options.stream_name.clone(),
+        subjects: vec![options.subject_filter()],
+        max_messages: options.max_messages,
+        max_age: options.max_age,
+        num_replicas: options.replicas,
+        ..Default::default()
+    }
+}
+
+/// The stream's current state, creating the stream first if it does not exist (any node may:
+/// creation with the same configuration is idempotent on the server). `Ok((state, created))`.
+pub(crate) async fn locate(js: &Context, options: &NatsBusOptions) -> Result<(StreamState, bool), BusError> {
+    let found = within(options.publish_timeout, js.get_stream(&options.stream_name)).await?;
+    match found {
+        Ok(stream) => Ok((StreamState::of(stream.cached_info()), false)),
+        Err(err) if is_stream_not_found(&err) => {
+            let mut stream = within(options.connect_timeout, js.get_or_create_stream(config(options)))
+                .await?
+                .map_err(backend_error)?;
+            let info = within(options.publish_timeout, stream.info()).await?.map_err(backend_error)?;
+            tracing::warn!(stream = %options.stream_name, "nats bus: the jetstream stream was missing and is created");
+            Ok((StreamState::of(info), true))
+        }
+        Err(err) => Err(backend_error(err)),
+    }
+}
+
+fn is_stream_not_found(err: &jetstream::context::GetStreamError) -> bool {
+    matches!(err.kind(), jetstream::context::GetStreamErrorKind::JetStream(e)
+        if e.error_code() == jetstream::ErrorCode::STREAM_NOT_FOUND)
+}

@@ -1,0 +1,312 @@
+//! The JetStream consumer task: one per subscription, reading the stream through an ephemeral
+//! pull consumer (no acks, idle heartbeats) that it re-creates whenever something is off.
+//!
+//! It tracks the epoch and the last stream sequence it delivered. Every consumer it (re)creates
+//! starts at `last + 1`, so a reconnect, a server restart or a lost consumer loses nothing the
+//! stream still holds. The stream holds only this bus's subjects, so its sequences are
+//! contiguous; when a message arrives with a sequence above `last + 1`:
+//! - the stream no longer holds `last + 1` (retention discarded it): a
+//!   [`GapReason::HistoryTrimmed`], and delivery goes on;
+//! - it still does (a message was lost in flight): the consumer is re-created from `last + 1`
+//!   once; if the same happens again at the same place, it is reported as a gap.
+//!
+//! A sequence at or below `last` is a replay and is skipped.
+//!
+//! **The watch.** The server may restart, or the stream be deleted, without the consumer ever
+//! saying so (an ephemeral consumer vanishes with a restart; a subscription can stay silent).
+//! So whenever nothing arrived for [`NatsBusOptions::health_interval`], the task reads the
+//! stream's state:
+//! - the stream is missing: it is created again — a new epoch;
+//! - the epoch (creation time) differs from the one being read: the history is gone. Report
+//!   [`GapReason::EpochChanged`] and continue from the start of the new stream;
+//! - the stream holds messages past `last` but nothing arrived for two checks in a row: the
+//!   consumer is stalled; re-create it from `last + 1` (counted as a consumer restart);
+//! - the state cannot be read: the consumer is reported as reconnecting until it can.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use async_nats::jetstream::consumer::pull::{Config as PullConfig, Stream as Messages};
+use async_nats::jetstream::consumer::{AckPolicy, DeliverPolicy};
+use async_nats::jetstream::{self, Context};
+use futures_util::StreamExt;
+use mcp_fleet_bus::{BusCounters, BusError, BusItem, BusStream, EventEnvelope, GapReason, StatusCell};
+use tokio::sync::mpsc;
+use tokio_stream::wrappers::ReceiverStream;
+
+use super::stream::{StreamState, locate};
+use crate::options::NatsBusOptions;
+
+use crate::{CHANNEL_CAPACITY, backend_error, within};
+
+/// How long an abandoned consumer lives on the server (the task deletes the ones it replaces;
+/// this only cleans up after a node that vanished).
+const INACTIVE_THRESHOLD: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// What a subscription shares with the bus that started it.
+pub(crate) struct Shared {
+    pub(crate) js: Context,
+    pub(crate) options: Arc<NatsBusOptions>,
+    pub(crate) counters: Arc<BusCounters>,
+    /// The epoch this bus publishes under; the task updates it when it finds a new one.
+    pub(crate) epoch: Arc<AtomicU64>,
+    pub(crate) status: StatusCell,
+}
+
+/// Start a consumer after `(epoch, sequence)` — a gap first when that epoch is gone, then from
+/// the start of the current stream — or at the stream's current end when `None`; once this
+/// returns, the consumer exists and every later message will be delivered.
+pub(crate) async fn subscribe(shared: Shared, after: Option<(u64, u64)>) -> Result<BusStream, BusError> {
+    let (state, _) = locate(&shared.js, &shared.options).await?;
+    shared.epoch.store(state.epoch, Ordering::SeqCst);
+    let (tx, rx) = mpsc::channel(CHANNEL_CAPACITY);
+    let last = match after {
+        None => state.last_sequence,
+        Some((epoch, sequence)) if epoch == state.epoch => sequence,
+        Some(_) => {
+            BusCounters::bump(&shared.counters.gaps);
+            // The channel is new and empty, so this cannot fail for lack of room.
+            let _ = tx.try_send(BusItem::Gap(GapReason::EpochChanged));
+            state.first_sequence.saturating_sub(1)
+        }
+    };
+    let consumer = open_consumer(&shared.js, &shared.options, last).await?;
+    shared.status.set_connected();
+    let tail = JetStreamTail { shared, epoch: state.epoch, last, tx, idle_checks: 0, retried_at: None };
+    tokio::spawn(tail.run(consumer));
+    Ok(Box::pin(ReceiverStream::new(rx)))
+}
+
+/// A pull consumer and its message stream.
+struct Consumer {
+    name: String,
+    messages: Messages,
+}
+
+/// An ephemeral pull consumer delivering from stream sequence `last + 1`.
+async fn open_consumer(js: &Context, options: &NatsBusOptions, last: u64) -> Result<Consumer, BusError> {
+    let open = async {
+        let stream = js.get_stream_no_info(&options.stream_name).await.map_err(backend_error)?;
+        let config = PullConfig {
+            filter_subject: options.subject_filter(),
+            deliver_policy: DeliverPolicy::ByStartSequence { start_sequence: last + 1 },
+            ack_policy: AckPolicy::None,
+            inactive_threshold: INACTIVE_THRESHOLD,
+            memory_storage: true,
+            num_replicas: 1,
+            ..Default::default()
+        };
+        let consumer = stream.create_consumer(config).await.map_err(backend_error)?;
+        let name = consumer.cached_info().name.clone();
+        let messages = consumer
+            .stream()
+            .heartbeat(options.health_interval)
+            .expires(options.health_interval * 5)
+            .messages()
+            .await
+            .map_err(backend_error)?;
+        Ok(Consumer { name, messages })
+    };
+    within(options.publish_timeout, open).await?
+}
+
+/// The consumer is gone; the task ends.
+struct Closed;
+
+/// What to do after looking at the stream.
+enum Verdict {
+    /// Carry on with the current consumer.
+    Fine,
+    /// Re-create the consumer from `last + 1`.
+    Reopen,
+}
+
+/// One subscription's reading task.
+struct JetStreamTail {
+    shared: Shared,
+    /// The epoch of the history being read.
+    epoch: u64,
+    /// Last stream sequence delivered (or skipped), or where the subscription began.
+    last: u64,
+    tx: mpsc::Sender<BusItem>,
+    /// Consecutive watch checks that found messages waiting while nothing arrived.
+    idle_checks: u32,
+    /// `last` when the consumer was last re-created for a message lost in flight.
+    retried_at: Option<u64>,
+}
+
+impl JetStreamTail {
+    async fn run(mut self, mut consumer: Consumer) {
+        let mut watch = tokio::time::interval(self.shared.options.health_interval);
+        watch.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        watch.tick().await;
+        loop {
+            let verdict = tokio::select! {
+                _ = self.tx.closed() => break,
+                next = consumer.messages.next() => match next {
+                    Some(Ok(message)) => {
+                        watch.reset();
+                        self.idle_checks = 0;
+                        self.deliver(&message).await
+                    }
+                    Some(Err(err)) => {
+                        tracing::warn!(stream = %self.shared.options.stream_name, error = %err, "nats bus: consumer failed");
+                        Ok(Verdict::Reopen)
+                    }
+                    None => Ok(Verdict::Reopen),
+                },
+                _ = watch.tick() => self.watch().await,
+            };
+            match verdict {
+                Ok(Verdict::Fine) => {}
+                Ok(Verdict::Reopen) => match self.reopen(&consumer.name).await {
+                    Ok(fresh) => consumer = fresh,
+                    Err(Closed) => break,
+                },
+                Err(Closed) => break,
+            }
+        }
+        self.delete_consumer(&consumer.name).await;
+    }
+
+    async fn deliver(&mut self, message: &jetstream::Message) -> Result<Verdict, Closed> {
+        let sequence = match message.info() {
+            Ok(info) => info.stream_sequence,
+            // Not a stream message (nothing in the stream is skipped by ignoring it).
+            Err(err) => return self.undecodable(&format!("no jetstream metadata: {err}")).map(|()| Verdict::Fine),
+        };
+        if sequence <= self.last {
+            return Ok(Verdict::Fine); // a replay after the consumer was re-created
+        }
+        if sequence > self.last + 1 && self.skipped_in_flight().await? {
+            return Ok(Verdict::Reopen);
+        }
+        self.last = sequence;
+        match EventEnvelope::decode(&message.payload) {
+            Ok(mut env) => {
+                env.epoch = self.epoch;
+                env.version = sequence;
+                BusCounters::bump(&self.shared.counters.received);
+                self.send(BusItem::Event(env)).await?;
+            }
+            Err(err) => self.undecodable(&err.to_string())?,
+        }
+        Ok(Verdict::Fine)
+    }
+
+    /// A message past `last + 1` arrived: `true` when the skipped ones are still in the stream
+    /// and should be fetched again (once per place); otherwise the gap is reported here.
+    async fn skipped_in_flight(&mut self) -> Result<bool, Closed> {
+        let still_stored = match locate(&self.shared.js, &self.shared.options).await {
+            Ok((state, _)) => state.epoch == self.epoch && state.first_sequence <= self.last + 1,
+            Err(_) => false,
+        };
+        if still_stored && self.retried_at != Some(self.last) {
+            tracing::warn!(stream = %self.shared.options.stream_name, after = self.last, "nats bus: messages skipped in flight, fetching them again");
+            self.retried_at = Some(self.last);
+            return Ok(true);
+        }
+        tracing::warn!(stream = %self.shared.options.stream_name, after = self.last, "nats bus: history discarded, reporting a gap");
+        self.gap(GapReason::HistoryTrimmed).await?;
+        Ok(false)
+    }
+
+    /// Nothing arrived for a while: read the stream's state and decide (see the module docs).
+    async fn watch(&mut self) -> Result<Verdict, Closed> {
+        let state = match locate(&self.shared.js, &self.shared.options).await {
+            Ok((state, _)) => state,
+            Err(err) => {
+                self.shared.status.set_reconnecting(&err);
+                return Ok(Verdict::Fine);
+            }
+        };
+        if state.epoch != self.epoch {
+            self.rebase(state).await?;
+            return Ok(Verdict::Reopen);
+        }
+        if state.last_sequence > self.last {
+            self.idle_checks += 1;
+            if self.idle_checks >= 2 {
+                tracing::warn!(stream = %self.shared.options.stream_name, after = self.last, waiting = state.last_sequence - self.last, "nats bus: consumer stalled");
+                return Ok(Verdict::Reopen);
+            }
+        } else {
+            self.idle_checks = 0;
+        }
+        self.shared.status.set_connected();
+        Ok(Verdict::Fine)
+    }
+
+    /// The stream was replaced: report the gap and continue from its first message.
+    async fn rebase(&mut self, state: StreamState) -> Result<(), Closed> {
+        tracing::warn!(stream = %self.shared.options.stream_name, old = self.epoch, new = state.epoch, "nats bus: the stream was recreated, reporting a gap");
+        self.epoch = state.epoch;
+        self.shared.epoch.store(state.epoch, Ordering::SeqCst);
+        self.last = state.first_sequence.saturating_sub(1);
+        self.retried_at = None;
+        self.gap(GapReason::EpochChanged).await
+    }
+
+    /// Re-create the consumer from `last + 1` (first checking that the stream is the one being
+    /// read), with exponential backoff, until it works or the subscriber is gone.
+    async fn reopen(&mut self, old: &str) -> Result<Consumer, Closed> {
+        self.shared.status.set_reconnecting("re-creating the jetstream consumer");
+        self.delete_consumer(old).await;
+        let mut delay = self.shared.options.reconnect_min;
+        loop {
+            match self.try_reopen().await? {
+                Ok(consumer) => {
+                    BusCounters::bump(&self.shared.counters.consumer_restarts);
+                    self.idle_checks = 0;
+                    self.shared.status.set_connected();
+                    tracing::info!(stream = %self.shared.options.stream_name, after = self.last, "nats bus: consumer re-created");
+                    return Ok(consumer);
+                }
+                Err(err) => {
+                    tracing::warn!(error = %err, "nats bus: consumer re-creation failed");
+                    self.shared.status.set_reconnecting(&err);
+                }
+            }
+            tokio::select! {
+                _ = self.tx.closed() => return Err(Closed),
+                _ = tokio::time::sleep(delay) => {}
+            }
+            delay = (delay * 2).min(self.shared.options.reconnect_max);
+        }
+    }
+
+    /// One attempt: locate the stream (creating it if it is missing; a new epoch is a gap),
+    /// then open a consumer after `last`.
+    async fn try_reopen(&mut self) -> Result<Result<Consumer, BusError>, Closed> {
+        let state = match locate(&self.shared.js, &self.shared.options).await {
+            Ok((state, _)) => state,
+            Err(err) => return Ok(Err(err)),
+        };
+        if state.epoch != self.epoch {
+            self.rebase(state).await?;
+        }
+        Ok(open_consumer(&self.shared.js, &self.shared.options, self.last).await)
+    }
+
+    async fn delete_consumer(&self, name: &str) {
+        let js = &self.shared.js;
+        let delete = js.delete_consumer_from_stream(name, &self.shared.options.stream_name);
+        // Best effort: an ephemeral consumer left behind expires after INACTIVE_THRESHOLD.
+        let _ = within(self.shared.options.publish_timeout, delete).await;
+    }
+
+    async fn gap(&self, reason: GapReason) -> Result<(), Closed> {
+        BusCounters::bump(&self.shared.counters.gaps);
+        self.send(BusItem::Gap(reason)).await
+    }
+
+    async fn send(&self, item: BusItem) -> Result<(), Closed> {
+        self.tx.send(item).await.map_err(|_| Closed)
+    }
+
+    fn undecodable(&self, why: &str) -> Result<(), Closed> {
+        BusCounters::bump(&self.shared.counters.undecodable);
+        tracing::warn!(stream = %self.shared.options.stream_name, why, "nats bus: skipping undecodable message");
+        Ok(())
+    }
+}

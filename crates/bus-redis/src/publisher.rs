@@ -1,0 +1,137 @@
+//! [`Publisher`]: the connection events are published on, and the publish itself.
+//!
+//! One multiplexed connection shared by every publish. When a publish fails in a way a new
+//! connection could fix (the socket dropped, the server restarted, a failover made it a
+//! replica), the connection is discarded and the publish is tried once more on a fresh one —
+//! to the primary the [`Endpoint`] names *now* — within the same publish timeout. A publish
+//! that still fails returns the error: the caller decides whether to retry.
+
+use std::sync::{Mutex, PoisonError};
+
+use mcp_fleet_bus::envelope::new_epoch;
+use mcp_fleet_bus::{BusError, EventEnvelope};
+use redis::AsyncConnectionConfig;
+use redis::aio::MultiplexedConnection;
+use tokio::time::Instant;
+
+use crate::cursor::Baseline;
+use crate::endpoint::Endpoint;
+use crate::options::RedisBusOptions;
+use crate::{is_reconnect_worthy, scripts, to_bus_error};
+
+/// The publishing connection.
+pub(crate) struct Publisher {
+    /// The current connection and its generation, so a failure discards only the connection
+    /// it happened on. A std mutex: held only to clone or replace, never across `.await`.
+    current: Mutex<(u64, Option<MultiplexedConnection>)>,
+    config: AsyncConnectionConfig,
+}
+
+impl Publisher {
+    /// A publisher whose connections time out after `options.publish_timeout`.
+    pub(crate) fn new(options: &RedisBusOptions) -> Self {
+        let config = AsyncConnectionConfig::new()
+            .set_connection_timeout(Some(options.publish_timeout))
+            .set_response_timeout(Some(options.publish_timeout));
+        Publisher { current: Mutex::new((0, None)), config }
+    }
+
+    /// Publish `env` with the epoch-settling script; resolves with its epoch and version.
+    pub(crate) async fn publish(
+        &self,
+        endpoint: &Endpoint,
+        options: &RedisBusOptions,
+        mut env: EventEnvelope,
+    ) -> Result<EventEnvelope, BusError> {
+        let payload = env.encode();
+        let (epoch, version) = self
+            .run(endpoint, options, |mut conn| {
+                let mut invocation = scripts::PUBLISH.prepare_invoke();
+                invocation.key(&options.stream_key).key(options.version_key()).key(options.epoch_key());
+                invocation.arg(new_epoch()).arg(&payload[..]).arg(options.max_len);
+                async move { invocation.invoke_async::<(u64, u64)>(&mut conn).await }
+            })
+            .await?;
+        env.epoch = epoch;
+        env.version = version;
+        Ok(env)
+    }
+
+    /// Read the stream's [`Baseline`] (settling the epoch on the way).
+    pub(crate) async fn baseline(&self, endpoint: &Endpoint, options: &RedisBusOptions) -> Result<Baseline, BusError> {
+        self.run(endpoint, options, |mut conn| async move { baseline(&mut conn, options).await }).await
+    }
+
+    /// Run `op` on the current connection, once more on a fresh one if the first attempt
+    /// failed in a way reconnecting can fix; everything within the publish timeout.
+    async fn run<T, F, Fut>(&self, endpoint: &Endpoint, options: &RedisBusOptions, op: F) -> Result<T, BusError>
+    where
+        F: Fn(MultiplexedConnection) -> Fut,
+        Fut: Future<Output = redis::RedisResult<T>>,
+    {
+        let deadline = Instant::now() + options.publish_timeout;
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            let bounded = tokio::time::timeout_at(deadline, async {
+                let (generation, conn) = self.connection(endpoint).await?;
+                op(conn).await.map_err(|err| (generation, err))
+            });
+            let err = match bounded.await {
+                Ok(Ok(value)) => return Ok(value),
+                Ok(Err((generation, err))) => {
+                    if is_reconnect_worthy(&err) {
+                        self.discard(generation);
+                    }
+                    err
+                }
+                Err(_) => return Err(BusError::Timeout(options.publish_timeout)),
+            };
+            if attempt >= 2 || !is_reconnect_worthy(&err) {
+                return Err(to_bus_error(err));
+            }
+            tracing::debug!(error = %err, "redis bus: publishing connection failed; retrying on a fresh one");
+        }
+    }
+
+    /// The current connection, opening one if there is none.
+    async fn connection(&self, endpoint: &Endpoint) -> Result<(u64, MultiplexedConnection), (u64, redis::RedisError)> {
+        let (generation, existing) = self.lock().clone();
+        if let Some(conn) = existing {
+            return Ok((generation, conn));
+        }
+        let conn = endpoint.connect(&self.config).await.map_err(|err| (generation, err))?;
+        let mut current = self.lock();
+        // Another publish may have connected meanwhile; either connection works, keep theirs.
+        let conn = current.1.get_or_insert(conn).clone();
+        Ok((current.0, conn))
+    }
+
+    /// Forget the connection of `generation` (if it is still the current one).
+    fn discard(&self, generation: u64) {
+        let mut current = self.lock();
+        if current.0 == generation {
+            *current = (generation + 1, None);
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, (u64, Option<MultiplexedConnection>)> {
+        // The pair is replaced whole; a panic elsewhere cannot leave it half-written.
+        self.current.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// The stream's [`Baseline`], read (and the epoch settled) atomically on `conn`.
+pub(crate) async fn baseline(
+    conn: &mut impl redis::aio::ConnectionLike,
+    options: &RedisBusOptions,
+) -> redis::RedisResult<Baseline> {
+    let (epoch, version, last_id): (u64, u64, String) = scripts::BASELINE
+        .key(&options.stream_key)
+        .key(options.version_key())
+        .key(options.epoch_key())
+        .arg(new_epoch())
+        .invoke_async(conn)
+        .await?;
+    Ok(Baseline { epoch, version, last_id })
+}

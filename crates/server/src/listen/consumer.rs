@@ -1,0 +1,122 @@
+//! The node's bus consumer, supervised, and the health monitor beside it.
+//!
+//! One bus subscription per node feeds the [`Fanout`]. The consumer runs in a task of its own;
+//! the supervisor awaits it. If the bus stream ends or the task dies (a panic while
+//! delivering), the supervisor marks the node deaf, subscribes again with backoff, reports a
+//! [`GapReason::ConsumerRestarted`] (whatever was published meanwhile may be lost: invalidate
+//! conservatively) and starts a new consumer. The monitor samples the backend's consumer status
+//! every [`MONITOR_INTERVAL`] and, past the grace period, has the router refuse and close
+//! listen streams until the node hears the bus again.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures_util::StreamExt;
+use mcp_fleet_bus::{BusItem, BusStream, GapReason, ServerEventBus};
+use tokio::sync::watch;
+
+use super::fanout::Fanout;
+use super::health::BusHealth;
+use super::router::ListenRouter;
+use crate::metrics::Metrics;
+use crate::shutdown::signalled;
+
+/// How often the monitor samples the backend's consumer status.
+pub(crate) const MONITOR_INTERVAL: Duration = Duration::from_millis(250);
+/// First delay before subscribing again after the consumer stopped (doubles up to the max).
+const RESUBSCRIBE_MIN: Duration = Duration::from_millis(100);
+/// Longest delay between subscription attempts.
+const RESUBSCRIBE_MAX: Duration = Duration::from_secs(5);
+
+/// What the consumer and its supervisor need.
+#[derive(Clone)]
+pub(crate) struct ConsumerParts {
+    pub(crate) bus: Arc<dyn ServerEventBus>,
+    pub(crate) fanout: Arc<Fanout>,
+    pub(crate) health: Arc<BusHealth>,
+    pub(crate) metrics: Metrics,
+    pub(crate) stop: watch::Receiver<bool>,
+}
+
+/// Supervise the consumer, starting with the already subscribed `events`, until shutdown.
+pub(crate) async fn supervise(mut parts: ConsumerParts, events: BusStream) {
+    let mut events = Some(events);
+    loop {
+        let stream = match events.take() {
+            Some(stream) => stream,
+            None => match resubscribe(&mut parts).await {
+                Some(stream) => {
+                    parts.fanout.gap(&GapReason::ConsumerRestarted);
+                    stream
+                }
+                None => return,
+            },
+        };
+        parts.health.set_supervised(true);
+        let consumer = tokio::spawn(consume(stream, parts.fanout.clone()));
+        let abort = consumer.abort_handle();
+        let ended = tokio::select! {
+            ended = consumer => ended,
+            _ = signalled(&mut parts.stop) => {
+                abort.abort();
+                return;
+            }
+        };
+        parts.health.set_supervised(false);
+        parts.metrics.consumer_restarts.inc();
+        match ended {
+            Ok(()) => tracing::error!("event bus stream ended; subscribing again"),
+            Err(err) => tracing::error!(error = %err, "event bus consumer died; subscribing again"),
+        }
+    }
+}
+
+/// Subscribe again with backoff until it works (`Some`) or the handler shuts down.
+async fn resubscribe(parts: &mut ConsumerParts) -> Option<BusStream> {
+    let mut delay = RESUBSCRIBE_MIN;
+    loop {
+        tokio::select! {
+            _ = tokio::time::sleep(delay) => {}
+            _ = signalled(&mut parts.stop) => return None,
+        }
+        match parts.bus.subscribe().await {
+            Ok(stream) => {
+                tracing::info!("event bus consumer subscribed again");
+                return Some(stream);
+            }
+            Err(err) => tracing::warn!(error = %err, retry_in = ?delay, "event bus subscription failed"),
+        }
+        delay = (delay * 2).min(RESUBSCRIBE_MAX);
+    }
+}
+
+/// Feed the bus stream to the fanout until it ends.
+async fn consume(mut events: BusStream, fanout: Arc<Fanout>) {
+    while let Some(item) = events.next().await {
+        match item {
+            BusItem::Event(event) => fanout.deliver(&event),
+            BusItem::Gap(reason) => fanout.gap(&reason),
+        }
+    }
+}
+
+/// Sample the backend's consumer status, and refuse and close listen streams while the node
+/// has been deaf past its grace period, until shutdown.
+pub(crate) async fn monitor(
+    bus: Arc<dyn ServerEventBus>,
+    health: Arc<BusHealth>,
+    router: ListenRouter,
+    mut stop: watch::Receiver<bool>,
+) {
+    let mut interval = tokio::time::interval(MONITOR_INTERVAL);
+    interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            _ = interval.tick() => {
+                health.sample(bus.as_ref());
+                router.set_deaf(health.state().past_grace);
+            }
+            _ = signalled(&mut stop) => return,
+        }
+    }
+}

@@ -1,0 +1,72 @@
+//! [`Fanout`]: the one door every change event goes through on its way to this node's listen
+//! streams — events from the bus consumer, and catalog changes announced locally before their
+//! bus publish (see [`crate::notify`]).
+//!
+//! It drops duplicates (a [`DedupeWindow`] of event ids: at-least-once delivery, and the bus's
+//! copy of an event this node already delivered locally), remembers the newest `(epoch,
+//! version)` it delivered, and turns a gap into the router's conservative invalidation,
+//! stamped with that position: "everything after this may have been missed".
+
+use std::sync::{Mutex, PoisonError};
+
+use mcp_fleet_bus::{DedupeWindow, EventEnvelope, GapReason};
+use serde_json::{Value, json};
+
+use super::router::ListenRouter;
+use crate::metrics::Metrics;
+
+/// Deduplicating, position-keeping entrance to the [`ListenRouter`].
+pub(crate) struct Fanout {
+    router: ListenRouter,
+    metrics: Metrics,
+    /// Std mutexes: uncontended (the consumer task, and the rare local announcement), never
+    /// held across `.await`.
+    dedupe: Mutex<DedupeWindow>,
+    /// The newest `(epoch, version)` delivered from the bus.
+    position: Mutex<Option<(u64, u64)>>,
+}
+
+impl Fanout {
+    /// A fanout remembering `dedupe_window` event ids.
+    pub(crate) fn new(router: ListenRouter, metrics: Metrics, dedupe_window: usize) -> Self {
+        Fanout { router, metrics, dedupe: Mutex::new(DedupeWindow::new(dedupe_window)), position: Mutex::new(None) }
+    }
+
+    /// Deliver an event from the bus (unless it is a duplicate).
+    pub(crate) fn deliver(&self, event: &EventEnvelope) {
+        if !self.first_sighting(&event.event_id) {
+            self.metrics.duplicates_dropped.inc();
+            return;
+        }
+        *self.position.lock().unwrap_or_else(PoisonError::into_inner) = Some((event.epoch, event.version));
+        let meta = json!({"epoch": event.epoch, "version": event.version, "publishedAtMs": event.published_at_ms});
+        self.router.deliver(event, &meta);
+    }
+
+    /// Deliver a change this node is about to publish, before the bus has it (no epoch or
+    /// version yet); the bus's copy will be dropped as a duplicate.
+    pub(crate) fn deliver_local(&self, event: &EventEnvelope) {
+        if self.first_sighting(&event.event_id) {
+            self.router.deliver(event, &json!({"local": true, "publishedAtMs": event.published_at_ms}));
+        }
+    }
+
+    /// Events may have been missed: invalidate every stream conservatively.
+    pub(crate) fn gap(&self, reason: &GapReason) {
+        tracing::warn!(?reason, "event bus gap: invalidating every listen stream");
+        self.metrics.gaps.inc();
+        self.router.invalidate_all(&self.gap_meta());
+    }
+
+    /// `{"gap": true, "epoch": …, "lastVersion": …}` (the position only once one is known).
+    fn gap_meta(&self) -> Value {
+        match *self.position.lock().unwrap_or_else(PoisonError::into_inner) {
+            Some((epoch, version)) => json!({"gap": true, "epoch": epoch, "lastVersion": version}),
+            None => json!({"gap": true}),
+        }
+    }
+
+    fn first_sighting(&self, id: &str) -> bool {
+        self.dedupe.lock().unwrap_or_else(PoisonError::into_inner).first_sighting(id)
+    }
+}

@@ -1,0 +1,107 @@
+//! [`Notifier`]: how application code announces changes to every listen stream in the fleet
+//! (see the [module docs](crate::notify) for the two paths).
+
+use std::sync::Arc;
+
+use mcp_fleet_bus::{Change, EventEnvelope, EventKind, ServerEventBus};
+
+use super::outbox::Outbox;
+use crate::error::ServerError;
+use crate::listen::Fanout;
+use crate::metrics::Metrics;
+
+/// Publishes change events, globally or for one tenant scope. Cheap to clone.
+///
+/// ```
+/// use mcp_fleet_server::{create_mcp_handler, HandlerOptions, McpServer};
+/// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+/// let handler = create_mcp_handler(McpServer::builder("demo", "1").build(), HandlerOptions::default()).await.unwrap();
+/// let notify = handler.notify();
+/// let event = notify.resource_updated("file:///config.toml").await.unwrap();
+/// assert!(event.version > 0);
+/// notify.scope("tenant-a").tools_changed().await.unwrap(); // only tenant-a's streams hear this
+/// # });
+/// ```
+#[derive(Clone)]
+pub struct Notifier {
+    core: Arc<NotifierCore>,
+    scope: Option<String>,
+}
+
+/// What every clone of a handler's notifier shares.
+pub(crate) struct NotifierCore {
+    pub(crate) bus: Arc<dyn ServerEventBus>,
+    pub(crate) metrics: Metrics,
+    pub(crate) fanout: Arc<Fanout>,
+    pub(crate) outbox: Arc<Outbox>,
+}
+
+impl Notifier {
+    /// The handler's global notifier.
+    pub(crate) fn new(core: NotifierCore) -> Self {
+        Notifier { core: Arc::new(core), scope: None }
+    }
+
+    /// The same notifier restricted to one tenant: its events reach only listen streams whose
+    /// principal has this scope.
+    pub fn scope(&self, scope: impl Into<String>) -> Notifier {
+        Notifier { core: self.core.clone(), scope: Some(scope.into()) }
+    }
+
+    /// `notifications/tools/list_changed` to every stream that asked for it.
+    pub async fn tools_changed(&self) -> Result<EventEnvelope, ServerError> {
+        self.publish_kind(EventKind::ToolsListChanged, None).await
+    }
+
+    /// `notifications/prompts/list_changed` to every stream that asked for it.
+    pub async fn prompts_changed(&self) -> Result<EventEnvelope, ServerError> {
+        self.publish_kind(EventKind::PromptsListChanged, None).await
+    }
+
+    /// `notifications/resources/list_changed` to every stream that asked for it.
+    pub async fn resources_changed(&self) -> Result<EventEnvelope, ServerError> {
+        self.publish_kind(EventKind::ResourcesListChanged, None).await
+    }
+
+    /// `notifications/resources/updated` to every stream subscribed to `uri`.
+    pub async fn resource_updated(&self, uri: impl Into<String>) -> Result<EventEnvelope, ServerError> {
+        self.publish_kind(EventKind::ResourceUpdated, Some(uri.into())).await
+    }
+
+    /// Publish any change. A scoped notifier publishes in its scope only: a change without a
+    /// scope gets it, a change naming another scope is refused.
+    pub async fn publish(&self, change: Change) -> Result<EventEnvelope, ServerError> {
+        let change = self.scoped(change)?;
+        let event = EventEnvelope::new(change, self.core.bus.node_id());
+        self.core.bus.publish_event(event).await.map_err(|err| {
+            self.core.metrics.publish_failures.inc();
+            ServerError::Bus(err)
+        })
+    }
+
+    async fn publish_kind(&self, kind: EventKind, uri: Option<String>) -> Result<EventEnvelope, ServerError> {
+        self.publish(Change { scope: self.scope.clone(), kind, uri }).await
+    }
+
+    /// A catalog-driven list change: delivered to this node's streams now, published on the
+    /// bus by the outbox (retried until the bus accepts it).
+    pub(crate) fn announce(&self, kind: EventKind) {
+        let change = Change { scope: self.scope.clone(), kind, uri: None };
+        let event = EventEnvelope::new(change, self.core.bus.node_id());
+        self.core.fanout.deliver_local(&event);
+        self.core.outbox.push(event);
+    }
+
+    fn scoped(&self, mut change: Change) -> Result<Change, ServerError> {
+        match (&self.scope, &change.scope) {
+            (Some(mine), Some(theirs)) if mine != theirs => Err(ServerError::Definition(format!(
+                "a notifier scoped to {mine:?} cannot publish a change for scope {theirs:?}"
+            ))),
+            (Some(mine), None) => {
+                change.scope = Some(mine.clone());
+                Ok(change)
+            }
+            _ => Ok(change),
+        }
+    }
+}
