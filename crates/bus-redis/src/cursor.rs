@@ -28,6 +28,8 @@ pub(crate) struct Baseline {
     pub(crate) version: u64,
     /// The stream's last generated id (`0-0` when it does not exist).
     pub(crate) last_id: String,
+    /// The version of the oldest entry still stored (`version + 1` when there is none).
+    pub(crate) first_version: u64,
 }
 
 /// Position of one consumer: its epoch, the last stream id read and the last version seen.
@@ -64,17 +66,23 @@ impl Cursor {
         gap
     }
 
-    /// What `baseline` (read while idle, or right after a reconnect) says about this cursor:
-    /// `Some` when the cursor can no longer continue — a new epoch began, or the stream and
-    /// counter lie *behind* the cursor (deleted and recreated: `XREAD` from our id would wait
-    /// for ids the new stream will not reach soon). The caller then reports the gap and moves
-    /// the cursor to the baseline.
-    pub(crate) fn check(&self, baseline: &Baseline) -> Option<GapReason> {
-        if baseline.epoch != self.epoch {
-            Some(GapReason::EpochChanged)
-        } else if baseline.version < self.last_version
-            || compare_ids(&baseline.last_id, &self.last_id) == Ordering::Less
-        {
+    /// Bring the cursor in line with `baseline` (read while idle, or right after a reconnect);
+    /// returns the gap to report, if entries it never read are gone:
+    /// - a new epoch began, or the stream and counter lie *behind* the cursor (deleted and
+    ///   recreated: `XREAD` from our id would wait for ids the new stream will not reach soon):
+    ///   the cursor moves to the baseline;
+    /// - the next entry it would read was trimmed away (noticed even if nothing is published
+    ///   after the trim): the cursor skips to the oldest entry still stored, which it reads
+    ///   next.
+    pub(crate) fn resync(&mut self, baseline: Baseline) -> Option<GapReason> {
+        let behind =
+            baseline.version < self.last_version || compare_ids(&baseline.last_id, &self.last_id) == Ordering::Less;
+        if baseline.epoch != self.epoch || behind {
+            let gap = if baseline.epoch != self.epoch { GapReason::EpochChanged } else { GapReason::HistoryTrimmed };
+            *self = Cursor::at(baseline);
+            Some(gap)
+        } else if baseline.first_version > self.last_version + 1 {
+            self.last_version = baseline.first_version - 1;
             Some(GapReason::HistoryTrimmed)
         } else {
             None
@@ -97,7 +105,7 @@ mod tests {
     use super::*;
 
     fn at(epoch: u64, id: &str, version: u64) -> Cursor {
-        Cursor::at(Baseline { epoch, version, last_id: id.into() })
+        Cursor::at(Baseline { epoch, version, last_id: id.into(), first_version: 1 })
     }
 
     #[test]
@@ -130,14 +138,30 @@ mod tests {
     }
 
     #[test]
-    fn a_baseline_behind_the_cursor_or_in_another_epoch_is_a_gap() {
-        let c = at(7, "10-0", 7);
-        let baseline = |epoch, version, id: &str| Baseline { epoch, version, last_id: id.into() };
-        assert_eq!(c.check(&baseline(7, 7, "10-0")), None);
-        assert_eq!(c.check(&baseline(7, 9, "11-0")), None, "entries waiting to be read");
-        assert_eq!(c.check(&baseline(9, 7, "10-0")), Some(GapReason::EpochChanged));
-        assert_eq!(c.check(&baseline(7, 3, "10-0")), Some(GapReason::HistoryTrimmed));
-        assert_eq!(c.check(&baseline(7, 7, "0-0")), Some(GapReason::HistoryTrimmed));
+    fn a_baseline_in_another_epoch_or_behind_the_cursor_is_a_gap_and_a_rebase() {
+        let baseline = |epoch, version, id: &str| Baseline { epoch, version, last_id: id.into(), first_version: 1 };
+        let mut c = at(7, "10-0", 7);
+        assert_eq!(c.resync(baseline(7, 7, "10-0")), None);
+        assert_eq!(c.resync(baseline(7, 9, "11-0")), None, "entries waiting to be read");
+        assert_eq!(c, at(7, "10-0", 7), "the cursor stays to read them");
+        assert_eq!(c.resync(baseline(9, 7, "12-0")), Some(GapReason::EpochChanged));
+        assert_eq!(c, at(9, "12-0", 7));
+        assert_eq!(c.resync(baseline(9, 3, "12-0")), Some(GapReason::HistoryTrimmed), "counter behind");
+        assert_eq!(c, at(9, "12-0", 3));
+        assert_eq!(c.resync(baseline(9, 3, "0-0")), Some(GapReason::HistoryTrimmed), "stream behind");
+        assert_eq!(c, at(9, "0-0", 3));
+    }
+
+    #[test]
+    fn a_trimmed_next_entry_is_a_gap_and_reading_goes_on_from_the_oldest_kept() {
+        let mut c = at(7, "10-0", 7);
+        let trimmed = Baseline { epoch: 7, version: 12, last_id: "15-0".into(), first_version: 10 };
+        assert_eq!(c.resync(trimmed.clone()), Some(GapReason::HistoryTrimmed), "8 and 9 are gone");
+        assert_eq!(c, at(7, "10-0", 9), "XREAD goes on after 10-0 and finds 10 next");
+        assert_eq!(c.resync(trimmed), None);
+        let emptied = Baseline { epoch: 7, version: 12, last_id: "15-0".into(), first_version: 13 };
+        assert_eq!(c.resync(emptied), Some(GapReason::HistoryTrimmed), "trimmed to nothing");
+        assert_eq!(c.advance("16-0", Some(7), Some(13)), None, "the next entry is no gap");
     }
 
     #[test]

@@ -126,12 +126,12 @@ pub(crate) async fn baseline(
     conn: &mut impl redis::aio::ConnectionLike,
     options: &RedisBusOptions,
 ) -> redis::RedisResult<Baseline> {
-    let (epoch, version, last_id): (u64, u64, String) = scripts::BASELINE
+    let (epoch, version, last_id, first_version): (u64, u64, String, u64) = scripts::BASELINE
         .key(&options.stream_key)
         .key(options.version_key())
         .key(options.epoch_key())
         .arg(new_epoch())
         .invoke_async(conn)
         .await?;
-    Ok(Baseline { epoch, version, last_id })
+    Ok(Baseline { epoch, version, last_id, first_version })
 }

@@ -54,21 +54,30 @@ return {{epoch, v}}
     ))
 });
 
-/// `ARGV[1]` candidate epoch. Returns `{epoch, version, last-generated-id}` read together, so
-/// a consumer starting there sees every later entry and knows where it stands. The last
-/// *generated* id (not the last entry's) survives `XTRIM MAXLEN 0`.
+/// `ARGV[1]` candidate epoch. Returns `{epoch, version, last-generated-id, first-version}`
+/// read together, so a consumer starting there sees every later entry and knows where it
+/// stands. The last *generated* id (not the last entry's) survives `XTRIM MAXLEN 0`. The first
+/// version is that of the oldest entry still stored (`version + 1` when none is): a consumer
+/// whose next version is below it lost entries to trimming.
 pub(crate) static BASELINE: LazyLock<redis::Script> = LazyLock::new(|| {
     redis::Script::new(&format!(
         r"{SETTLE_EPOCH}
 local epoch = settle_epoch()
 if type(epoch) == 'table' then return epoch end
 local v = tonumber(redis.call('GET', KEYS[2]) or '0')
-if redis.call('EXISTS', KEYS[1]) == 0 then return {{epoch, v, '0-0'}} end
+if redis.call('EXISTS', KEYS[1]) == 0 then return {{epoch, v, '0-0', v + 1}} end
 local info = redis.call('XINFO', 'STREAM', KEYS[1])
+local last_id, first = '0-0', v + 1
 for i = 1, #info, 2 do
-  if info[i] == 'last-generated-id' then return {{epoch, v, info[i + 1]}} end
+  if info[i] == 'last-generated-id' then last_id = info[i + 1] end
+  if info[i] == 'first-entry' and info[i + 1] then
+    local fields = info[i + 1][2]
+    for j = 1, #fields, 2 do
+      if fields[j] == 'v' then first = tonumber(fields[j + 1]) end
+    end
+  end
 end
-return {{epoch, v, '0-0'}}
+return {{epoch, v, last_id, first}}
 "
     ))
 });

@@ -27,7 +27,7 @@ use redis::aio::MultiplexedConnection;
 use redis::streams::{StreamId, StreamReadReply};
 use tokio::sync::mpsc;
 
-use crate::cursor::Cursor;
+use crate::cursor::{Baseline, Cursor};
 use crate::endpoint::Endpoint;
 use crate::options::RedisBusOptions;
 use crate::publisher::baseline;
@@ -126,20 +126,23 @@ impl Tail {
         self.tx.send(BusItem::Gap(gap)).await.map_err(|_| Closed)
     }
 
-    /// Read the baseline and, if the cursor cannot continue from where it is (see
-    /// [`Cursor::check`]), report the gap and move the cursor to the baseline. A failure here
-    /// reconnects.
+    /// Read the baseline and bring the cursor in line with it (see [`Cursor::resync`]),
+    /// reporting the gap if entries it never read are gone. A failure here reconnects.
     async fn check_history(&mut self, conn: &mut MultiplexedConnection) -> Result<(), Closed> {
         match baseline(conn, &self.options).await {
-            Ok(now) => {
-                if let Some(gap) = self.cursor.check(&now) {
-                    tracing::warn!(stream = %self.options.stream_key, ?gap, epoch = now.epoch, "redis bus: history lost, reporting a gap");
-                    self.cursor = Cursor::at(now);
-                    self.send_gap(gap).await?;
-                }
-                Ok(())
-            }
+            Ok(now) => self.resync(now).await,
             Err(err) => self.recover(conn, err).await,
+        }
+    }
+
+    async fn resync(&mut self, now: Baseline) -> Result<(), Closed> {
+        let epoch = now.epoch;
+        match self.cursor.resync(now) {
+            Some(gap) => {
+                tracing::warn!(stream = %self.options.stream_key, ?gap, epoch, "redis bus: entries lost, reporting a gap");
+                self.send_gap(gap).await
+            }
+            None => Ok(()),
         }
     }
 
@@ -157,11 +160,7 @@ impl Tail {
                 Ok((fresh, now)) => {
                     *conn = fresh;
                     BusCounters::bump(&self.counters.reconnects);
-                    if let Some(gap) = self.cursor.check(&now) {
-                        tracing::warn!(stream = %self.options.stream_key, ?gap, epoch = now.epoch, "redis bus: history lost while disconnected, reporting a gap");
-                        self.cursor = Cursor::at(now);
-                        self.send_gap(gap).await?;
-                    }
+                    self.resync(now).await?;
                     self.status.set_connected();
                     tracing::info!(stream = %self.options.stream_key, after = %self.cursor.last_id, "redis bus: tailing resumed");
                     return Ok(());
@@ -173,7 +172,7 @@ impl Tail {
     }
 
     /// A fresh tailing connection and the baseline read on it.
-    async fn reopen(&self) -> Result<(MultiplexedConnection, crate::cursor::Baseline), BusError> {
+    async fn reopen(&self) -> Result<(MultiplexedConnection, Baseline), BusError> {
         let mut conn = open_tail_connection(&self.endpoint, &self.options).await?;
         let now = baseline(&mut conn, &self.options).await.map_err(to_bus_error)?;
         Ok((conn, now))

@@ -144,6 +144,27 @@ async fn history_trimmed_while_disconnected_is_a_gap() {
 }
 
 #[tokio::test]
+async fn history_trimmed_while_disconnected_is_a_gap_even_when_nothing_is_published_after() {
+    let Some(mut admin) = admin().await else { return };
+    let key = unique_key("trim_quiet");
+    let consumer = bus(&key, "consumer", |o| o.reconnect_min = Duration::from_millis(1500)).await;
+    let publisher = bus(&key, "publisher", |_| {}).await;
+    let mut stream = consumer.subscribe().await.expect("subscribe");
+    assert_eq!(kill_named(&mut admin, &consumer.options().tail_client_name()).await, 1);
+    wait_until(|| !consumer.status().is_connected()).await;
+    let mut kept = None;
+    for _ in 0..3 {
+        kept = Some(publisher.publish(Change::list(EventKind::PromptsListChanged)).await.expect("publish"));
+    }
+    let _: () = redis::cmd("XTRIM").arg(&key).arg("MAXLEN").arg(1).query_async(&mut admin).await.expect("xtrim");
+    // Two of the three are gone; the consumer learns it on reconnecting, and still gets the third.
+    assert_eq!(next_item(&mut stream).await, BusItem::Gap(GapReason::HistoryTrimmed));
+    assert_eq!(Some(next_event(&mut stream).await.event_id), kept.map(|e| e.event_id));
+    assert!(consumer.status().is_connected());
+    cleanup(&mut admin, &key).await;
+}
+
+#[tokio::test]
 async fn an_undecodable_entry_is_counted_and_skipped() {
     let Some(mut admin) = admin().await else { return };
     let key = unique_key("garbage");
