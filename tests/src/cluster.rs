@@ -261,14 +261,16 @@ pub fn follow_all() -> Value {
     json!({"toolsListChanged": true, "promptsListChanged": true, "resourceSubscriptions": ["test://a"]})
 }
 
-/// Publish one change of `FOLLOWED[k]` through `notifier`; the version on success.
-pub async fn publish_kind(notifier: &Notifier, k: usize) -> Result<u64, mcp_fleet_server::ServerError> {
-    let event = match k {
-        0 => notifier.tools_changed().await?,
-        1 => notifier.prompts_changed().await?,
-        _ => notifier.resource_updated("test://a").await?,
-    };
-    Ok(event.version)
+/// Publish one change of `FOLLOWED[k]` through `notifier`; the event as the bus accepted it.
+pub async fn publish_kind(
+    notifier: &Notifier,
+    k: usize,
+) -> Result<mcp_fleet_bus::EventEnvelope, mcp_fleet_server::ServerError> {
+    match k {
+        0 => notifier.tools_changed().await,
+        1 => notifier.prompts_changed().await,
+        _ => notifier.resource_updated("test://a").await,
+    }
 }
 
 /// Publish round-robin over `notifiers` and [`FOLLOWED`] until `during` completes; failed
@@ -286,7 +288,7 @@ pub async fn publish_during(
         tokio::select! {
             () = &mut during => break,
             published = publish_kind(&notifiers[n % notifiers.len()], k) => match published {
-                Ok(version) => _ = last.insert(FOLLOWED[k], version),
+                Ok(event) => _ = last.insert(FOLLOWED[k], event.version),
                 Err(_) => failures += 1,
             },
         }
@@ -301,7 +303,7 @@ pub async fn publish_each(notifier: &Notifier) -> HashMap<&'static str, u64> {
         let deadline = tokio::time::Instant::now() + WAIT;
         let version = loop {
             match publish_kind(notifier, k).await {
-                Ok(version) => break version,
+                Ok(event) => break event.version,
                 Err(err) => assert!(tokio::time::Instant::now() < deadline, "publish kept failing: {err}"),
             }
             tokio::time::sleep(Duration::from_millis(50)).await;

@@ -30,6 +30,7 @@ pub async fn list_change_reaches_every_matching_stream_on_every_node(broker: Bro
         let msg = s.next_message().await.unwrap();
         assert_eq!(msg["method"], "notifications/tools/list_changed");
         assert_eq!(msg["params"]["_meta"][EVENT_META]["version"], event.version);
+        assert_eq!(msg["params"]["_meta"][EVENT_META]["epoch"], event.epoch, "one epoch across the fleet");
         s.expect_silence(QUIET).await;
     }
     for s in &mut others {

@@ -3,6 +3,7 @@
 
 pub mod cluster;
 pub mod cluster_spec;
+pub mod faults;
 pub mod proxy;
 
 use std::net::SocketAddr;
@@ -248,6 +249,23 @@ impl ListenStream {
             }
             let frame = tokio::time::timeout_at(deadline, self.body.frame()).await.expect("event in time")?;
             if let Ok(data) = frame.expect("frame").into_data() {
+                self.decoder.feed(&data, &mut self.queued);
+            }
+        }
+    }
+
+    /// The next JSON message (skipping comments) within `timeout`; `None` at the end of the
+    /// stream or when the connection fails (a reader that must survive anything).
+    pub async fn next_message_within(&mut self, timeout: Duration) -> Option<Value> {
+        let deadline = tokio::time::Instant::now() + timeout;
+        loop {
+            while !self.queued.is_empty() {
+                if let SseEvent::Message(m) = self.queued.remove(0) {
+                    return serde_json::from_str(&m).ok();
+                }
+            }
+            let frame = tokio::time::timeout_at(deadline, self.body.frame()).await.ok()??.ok()?;
+            if let Ok(data) = frame.into_data() {
                 self.decoder.feed(&data, &mut self.queued);
             }
         }

@@ -1,5 +1,6 @@
 //! A lag or gap in bus events is never ignored: the node invalidates conservatively — every
-//! listen stream gets a `{"gap": true}` notification for every list and URI it follows — and
+//! listen stream gets a `{"gap": true, "epoch": …, "lastVersion": …}` notification for every
+//! list and URI it follows, naming the last event the node delivered before the gap — and
 //! counts the gap in `mcp_fleet_bus_gaps_total`.
 
 use std::collections::HashSet;
@@ -18,6 +19,10 @@ async fn a_consumer_that_lags_invalidates_every_followed_list_and_uri_and_counts
         .listen(json!(1), json!({"toolsListChanged": true, "resourceSubscriptions": ["test://a"]}))
         .await;
     stream.next_message().await.unwrap();
+    let before = node.handler.notify().tools_changed().await.unwrap();
+    let delivered = stream.next_message().await.unwrap();
+    let meta = &delivered["params"]["_meta"][EVENT_META];
+    assert_eq!((meta["epoch"].as_u64(), meta["version"].as_u64()), (Some(before.epoch), Some(before.version)));
     // The memory bus publishes without yielding, and this (single-threaded) test does not yield
     // in the loop, so the consumer cannot run until all ten are queued: it lags by nine.
     // Prompts only, so the one event it still receives matches nothing this stream follows.
@@ -28,7 +33,8 @@ async fn a_consumer_that_lags_invalidates_every_followed_list_and_uri_and_counts
     let mut invalidated = HashSet::new();
     while invalidated.len() < 2 {
         let msg = stream.next_message().await.unwrap();
-        assert_eq!(msg["params"]["_meta"][EVENT_META], json!({"gap": true}), "{msg}");
+        let gap = json!({"gap": true, "epoch": before.epoch, "lastVersion": before.version});
+        assert_eq!(msg["params"]["_meta"][EVENT_META], gap, "{msg}");
         invalidated.insert((msg["method"].clone(), msg["params"]["uri"].clone()));
     }
     let expected = [

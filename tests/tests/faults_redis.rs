@@ -1,0 +1,155 @@
+//! Redis faults, each on private Redis processes (never the shared 6379): every client
+//! connection killed, a restart without persistence, a Sentinel failover, and a trim past a
+//! node that lags. Each runs the scenarios of `mcp_fleet_tests::faults` — continuous publishing
+//! across the fault, then single publishes 0, 300 and 1500 ms after it — and checks on every
+//! stream of every node that each accepted change arrived or was invalidated by a gap, that
+//! the nodes keep answering, and that the counters tell what happened.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use mcp_fleet_bus::ServerEventBus;
+use mcp_fleet_bus_redis::{RedisBus, RedisBusOptions};
+use mcp_fleet_tests::faults::procs::{RedisServer, SentinelSet, TempDir};
+use mcp_fleet_tests::faults::{Fault, FaultFleet, run_scenarios};
+use mcp_fleet_tests::proxy::CuttableProxy;
+
+const STREAM_KEY: &str = "mcp-fleet-faults";
+
+/// A node's bus at `url`, with timeouts short enough for a test to see recovery quickly.
+async fn bus(url: &str, node: usize) -> Arc<dyn ServerEventBus> {
+    let mut options = RedisBusOptions::from_url(url, &format!("node-{node}")).expect("url").with_stream_key(STREAM_KEY);
+    options.publish_timeout = Duration::from_secs(1);
+    options.block_timeout = Duration::from_millis(500);
+    options.reconnect_min = Duration::from_millis(50);
+    options.reconnect_max = Duration::from_millis(500);
+    Arc::new(RedisBus::connect(options).await.expect("connect to the private redis"))
+}
+
+async fn buses(urls: [&str; 3]) -> Vec<Arc<dyn ServerEventBus>> {
+    let mut out = Vec::new();
+    for (i, url) in urls.into_iter().enumerate() {
+        out.push(bus(url, i).await);
+    }
+    out
+}
+
+/// `CLIENT KILL TYPE normal`: every node's publishing and tailing connections at once.
+struct ClientKill(redis::aio::MultiplexedConnection);
+
+impl Fault for ClientKill {
+    async fn inject(&mut self, _: &FaultFleet) {
+        let killed: i64 =
+            redis::cmd("CLIENT").arg("KILL").arg("TYPE").arg("normal").query_async(&mut self.0).await.expect("kill");
+        assert!(killed >= 3, "killed {killed} connections");
+    }
+
+    async fn settle(&mut self, _: &FaultFleet) {}
+}
+
+#[tokio::test]
+async fn every_client_connection_killed() {
+    let dir = TempDir::new("redis-kill");
+    let server = RedisServer::start(dir.path(), "redis", None).await;
+    let url = server.url();
+    let fleet = FaultFleet::start(buses([&url, &url, &url]).await).await;
+    run_scenarios("redis client kill", &fleet, &mut ClientKill(server.admin().await)).await;
+    // Nothing was lost, so nothing was invalidated: every node resumed where it was.
+    assert_eq!(fleet.counter("mcp_fleet_bus_gaps"), 0);
+    assert!(fleet.counter("mcp_fleet_bus_reconnects") >= 3 * 4);
+    fleet.shutdown().await;
+}
+
+/// A crash and a restart without persistence: everything the server held is gone.
+struct Restart(RedisServer);
+
+impl Fault for Restart {
+    async fn inject(&mut self, _: &FaultFleet) {
+        self.0.kill();
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        self.0.restart().await;
+    }
+
+    async fn settle(&mut self, _: &FaultFleet) {}
+}
+
+#[tokio::test]
+async fn a_restart_without_persistence() {
+    let dir = TempDir::new("redis-restart");
+    let server = RedisServer::start(dir.path(), "redis", None).await;
+    let url = server.url();
+    let fleet = FaultFleet::start(buses([&url, &url, &url]).await).await;
+    run_scenarios("redis restart", &fleet, &mut Restart(server)).await;
+    // Each restart lost the history: a new epoch, which every node reported as a gap.
+    assert!(fleet.counter("mcp_fleet_bus_gaps") >= 3 * 4, "{}", fleet.counters_line());
+    fleet.shutdown().await;
+}
+
+/// The primary crashes; Sentinel promotes the replica; the old primary comes back as a replica.
+struct Failover {
+    set: SentinelSet,
+    killed: Option<usize>,
+}
+
+impl Fault for Failover {
+    async fn inject(&mut self, _: &FaultFleet) {
+        self.killed = Some(self.set.kill_primary().await);
+    }
+
+    async fn settle(&mut self, _: &FaultFleet) {
+        if let Some(killed) = self.killed.take() {
+            self.set.recover(killed).await;
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_sentinel_failover() {
+    let dir = TempDir::new("redis-sentinel");
+    let set = SentinelSet::start(dir.path()).await;
+    let url = set.url();
+    let fleet = FaultFleet::start(buses([&url, &url, &url]).await).await;
+    run_scenarios("redis sentinel failover", &fleet, &mut Failover { set, killed: None }).await;
+    // A promoted replica has a new replication id: a new epoch on every node, every time.
+    assert!(fleet.counter("mcp_fleet_bus_gaps") >= 3 * 4, "{}", fleet.counters_line());
+    fleet.shutdown().await;
+}
+
+/// Node 2 is cut off (through a proxy) while the stream is trimmed past its position.
+struct TrimPastLaggingNode {
+    proxy: CuttableProxy,
+    admin: redis::aio::MultiplexedConnection,
+}
+
+impl Fault for TrimPastLaggingNode {
+    async fn inject(&mut self, fleet: &FaultFleet) {
+        self.proxy.cut();
+        for kind in 0..2 {
+            fleet.publish_until_accepted(0, kind).await;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let _: () =
+            redis::cmd("XTRIM").arg(STREAM_KEY).arg("MAXLEN").arg(0).query_async(&mut self.admin).await.expect("xtrim");
+        self.proxy.restore();
+    }
+
+    async fn settle(&mut self, _: &FaultFleet) {}
+}
+
+#[tokio::test]
+async fn a_trim_past_a_lagging_node() {
+    let dir = TempDir::new("redis-trim");
+    let server = RedisServer::start(dir.path(), "redis", None).await;
+    let proxy = CuttableProxy::start(format!("127.0.0.1:{}", server.port).parse().expect("addr")).await;
+    let (url, lagging) = (server.url(), format!("redis://{}", proxy.addr));
+    let fleet = FaultFleet::start(buses([&url, &url, &lagging]).await).await;
+    run_scenarios(
+        "redis trim past a lagging node",
+        &fleet,
+        &mut TrimPastLaggingNode { proxy, admin: server.admin().await },
+    )
+    .await;
+    let lagging_gaps = mcp_fleet_tests::faults::metric(&fleet.nodes[2].handler.metrics_text(), "mcp_fleet_bus_gaps");
+    assert!(lagging_gaps >= 4, "the lagging node reported each trim as a gap ({lagging_gaps})");
+    fleet.shutdown().await;
+}
