@@ -10,7 +10,9 @@
 #   3. every rendered manifest and every file under deploy/kubernetes/ against the Kubernetes
 #      OpenAPI schemas in strict mode (unknown fields fail) with kubernetes-validate, for
 #      Kubernetes 1.31 and for the newest version the installed kubernetes-validate knows;
-#   4. the custom resources kubernetes-validate has no schema for (ServiceMonitor,
+#   4. that the chart's defaults and the plain manifests agree (environment, probes, PDB,
+#      HPA, NetworkPolicy, …: check-deploy/compare_defaults.py);
+#   5. the custom resources kubernetes-validate has no schema for (ServiceMonitor,
 #      PrometheusRule, HTTPRoute) against their CRD schemas from @kubernetes-models, and the
 #      PrometheusRule expressions with a PromQL parser (see check-deploy/validate-crds.mjs for
 #      what those schemas do not catch). Any other kind without a schema fails.
@@ -168,6 +170,21 @@ count_result() {
     failed=$((failed + $(sed 's/.*failed=\([0-9]*\).*/\1/' <<<"$line")))
 }
 
+# The chart's defaults (plus the HPA and NetworkPolicy it renders only on request) against
+# the plain manifests.
+parity() {
+    echo "== chart defaults = plain manifests (deploy/kubernetes)"
+    local out status=0
+    if ! out=$("$helm" template mcp "$chart" -n mcp --kube-version "$kube_oldest" \
+        --set autoscaling.enabled=true --set networkPolicy.enabled=true --output-dir "$work/parity" 2>&1); then
+        not_ok "template for the comparison"; echo "$out" | sed 's/^/       /'; return
+    fi
+    out=$("$venv/bin/python" "$tools/compare_defaults.py" "$work/parity" deploy/kubernetes) || status=$?
+    sed -e '/^RESULT /d' -e 's/^/  /' <<<"$out"
+    count_result "$out" compare_defaults.py
+    [ "$status" -le 1 ] || not_ok "compare_defaults.py exited $status"
+}
+
 validate() {
     echo "== Kubernetes schemas, strict (rendered variants and deploy/kubernetes)"
     local files=() out status=0
@@ -194,5 +211,6 @@ echo "check-deploy: $("$helm" version --short), kubernetes-validate $("$venv/bin
 lint_and_render
 render_guards
 validate
+parity
 echo "check-deploy: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
