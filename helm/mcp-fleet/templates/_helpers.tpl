@@ -67,8 +67,8 @@ must exceed preStop + shutdownSecs, or Kubernetes would SIGKILL the node mid-dra
 
 {{/*
 Container ports. Fixed: the image's ENTRYPOINT passes --listen 0.0.0.0:8080 and
---admin-listen 0.0.0.0:9090. Pod annotations, NetworkPolicy and probes use these, never the
-Service ports.
+--admin-listen 0.0.0.0:9090. Pod annotations and the NetworkPolicy use these (the probes use
+the named ports), never the Service ports.
 */}}
 {{- define "mcp-fleet.httpContainerPort" -}}8080{{- end }}
 {{- define "mcp-fleet.adminContainerPort" -}}9090{{- end }}
