@@ -15,7 +15,7 @@ use std::time::Duration;
 use http::request::Parts;
 use mcp_fleet_bus_nats::{NatsBus, NatsBusOptions};
 use mcp_fleet_bus_redis::{RedisBus, RedisBusOptions};
-use mcp_fleet_server::{HandlerOptions, Notifier, Principal, Unauthorized};
+use mcp_fleet_server::{AuthError, HandlerOptions, Notifier, Principal};
 use serde_json::{Value, json};
 
 use crate::{ListenStream, McpClient, TestNode, WAIT, request, test_server};
@@ -123,7 +123,7 @@ impl Fleet {
         };
         let mut nodes = Vec::new();
         for (i, bus) in buses.dyn_buses().into_iter().enumerate() {
-            let node_options = HandlerOptions { node_id: Some(format!("node-{i}")), ..options() }.bus(bus);
+            let node_options = options().node_id(format!("node-{i}")).bus(bus);
             nodes.push(TestNode::start(test_server(), node_options).await);
         }
         Some(Fleet { nodes, buses })
@@ -188,16 +188,11 @@ impl Fleet {
     /// least `reconnects` times.
     pub async fn await_recovered(&self, reconnects: u64) {
         let recovered = || {
-            self.nodes.iter().all(|n| {
-                let bus = n.handler.bus();
-                n.handler.bus_health().connected && bus.counters().reconnects.load(Ordering::Relaxed) >= reconnects
-            })
+            let reconnected =
+                self.buses.dyn_buses().iter().all(|b| b.counters().reconnects.load(Ordering::Relaxed) >= reconnects);
+            reconnected && self.nodes.iter().all(|n| n.handler.bus_health().connected)
         };
-        let deadline = tokio::time::Instant::now() + WAIT;
-        while !recovered() {
-            assert!(tokio::time::Instant::now() < deadline, "bus not recovered within {WAIT:?}");
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
+        crate::faults::procs::eventually("every node's bus recovered", WAIT, || std::future::ready(recovered())).await;
     }
 
     /// Shut every node down and delete the fleet's stream from the broker.
@@ -241,14 +236,14 @@ pub fn unique_name() -> String {
 
 /// Handler options whose principal is `user@<t>` with scope `<t>` from the `x-tenant` header.
 pub fn tenant_options() -> HandlerOptions {
-    HandlerOptions {
-        authenticator: Some(Arc::new(|parts: &Parts| {
-            match parts.headers.get("x-tenant").and_then(|v| v.to_str().ok()) {
-                Some(t) => Ok(Principal::new(format!("user@{t}"), Some(t.to_owned()))),
-                None => Err(Unauthorized { www_authenticate: "Bearer realm=\"test\"".into() }),
-            }
-        })),
-        ..HandlerOptions::default()
+    HandlerOptions::default().authenticator(tenant_from_header)
+}
+
+/// The `x-tenant` header as the principal's scope; no header is a 401.
+pub fn tenant_from_header(parts: &Parts) -> Result<Principal, AuthError> {
+    match parts.headers.get("x-tenant").and_then(|v| v.to_str().ok()) {
+        Some(t) => Ok(Principal::new(format!("user@{t}"), Some(t.to_owned()))),
+        None => Err(AuthError::unauthenticated("Bearer realm=\"test\"")),
     }
 }
 

@@ -1,6 +1,12 @@
 //! Test harness for end-to-end tests: start real nodes on 127.0.0.1:0 and talk to them with a
 //! real HTTP client (hyper), over HTTP/1.1 or h2c. [`cluster`] runs fleets on real brokers.
 
+/// The README's code is compiled as a doctest here (the crate that depends on everything), so
+/// the embedding example cannot rot.
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+struct ReadmeDoctests;
+
 pub mod cluster;
 pub mod cluster_spec;
 pub mod faults;

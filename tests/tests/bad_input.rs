@@ -10,7 +10,7 @@ fn headers(method: &str) -> Vec<(String, String)> {
 }
 
 async fn node() -> (TestNode, McpClient) {
-    let options = HandlerOptions { max_body_bytes: 1024 * 1024, ..HandlerOptions::default() };
+    let options = HandlerOptions::default().max_body_bytes(1024 * 1024);
     let node = TestNode::start(test_server(), options).await;
     let client = McpClient::new(node.url());
     (node, client)

@@ -35,9 +35,7 @@ async fn a_node_deaf_past_its_grace_closes_its_streams_and_refuses_new_ones_unti
     options.block_timeout = Duration::from_millis(300);
     options.reconnect_max = Duration::from_millis(200);
     let bus = Arc::new(RedisBus::connect(options).await.expect("bus"));
-    let node =
-        TestNode::start(test_server(), HandlerOptions { bus_down_grace: GRACE, ..HandlerOptions::default() }.bus(bus))
-            .await;
+    let node = TestNode::start(test_server(), HandlerOptions::default().bus_down_grace(GRACE).bus(bus)).await;
     let client = McpClient::new(node.url());
     let mut stream = client.listen(json!("s"), json!({"toolsListChanged": true})).await;
     stream.next_message().await.expect("ack");

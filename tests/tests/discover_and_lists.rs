@@ -25,7 +25,7 @@ async fn lists_paginate_in_registration_order_and_refuse_stale_cursors() {
     for i in 0..5 {
         server.tool(Tool::new(format!("t{i}"), "numbered"), |_c| async { Ok(CallToolResult::text("x")) });
     }
-    let node = TestNode::start(server.clone(), HandlerOptions { page_size: 3, ..HandlerOptions::default() }).await;
+    let node = TestNode::start(server.clone(), HandlerOptions::default().page_size(3)).await;
     let client = McpClient::new(node.url());
     let mut names = Vec::new();
     let mut cursor = Value::Null;
@@ -86,11 +86,11 @@ async fn a_batch_swaps_once_and_publishes_one_event_per_list() {
     server
         .batch(|edit| {
             for i in 0..3 {
-                edit.add_tool(Tool::new(format!("b{i}"), "batched"), |_c| async { Ok(CallToolResult::text("x")) })
-                    .unwrap();
+                edit.add_tool(Tool::new(format!("b{i}"), "batched"), |_c| async { Ok(CallToolResult::text("x")) })?;
             }
-            assert!(edit.update_tool(Tool::new("b1", "updated description")).unwrap());
+            assert!(edit.update_tool(Tool::new("b1", "updated description"))?);
             assert!(edit.remove(mcp_fleet_server::ListKind::Tools, "b2"));
+            Ok(())
         })
         .await
         .unwrap();

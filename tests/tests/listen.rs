@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use mcp_fleet_protocol::sse::SseEvent;
-use mcp_fleet_server::{HandlerOptions, ListenLimits};
+use mcp_fleet_server::HandlerOptions;
 use mcp_fleet_tests::{McpClient, TestNode, request, test_server};
 use serde_json::{Value, json};
 
@@ -89,8 +89,7 @@ async fn a_burst_coalesces_and_the_last_notification_is_the_newest() {
 
 #[tokio::test]
 async fn capacity_is_refused_before_the_ack_and_freed_on_close() {
-    let limits = ListenLimits { max_streams: 2, ..ListenLimits::default() };
-    let (node, client) = start(HandlerOptions { listen: limits, ..HandlerOptions::default() }).await;
+    let (node, client) = start(HandlerOptions::default().max_streams(2)).await;
     let mut a = client.listen(json!(1), json!({"toolsListChanged": true})).await;
     a.next_message().await.unwrap();
     let mut b = client.listen(json!(2), json!({})).await;
@@ -112,8 +111,7 @@ async fn capacity_is_refused_before_the_ack_and_freed_on_close() {
 
 #[tokio::test]
 async fn keepalive_comments_flow_on_idle_streams() {
-    let limits = ListenLimits { keepalive: Duration::from_millis(100), ..ListenLimits::default() };
-    let (node, client) = start(HandlerOptions { listen: limits, ..HandlerOptions::default() }).await;
+    let (node, client) = start(HandlerOptions::default().keepalive(Duration::from_millis(100))).await;
     let mut s = client.listen(json!(1), json!({})).await;
     s.next_message().await.unwrap();
     assert_eq!(s.next_event(Duration::from_secs(5)).await, Some(SseEvent::Comment("keepalive".into())));
@@ -149,12 +147,10 @@ async fn shutdown_sends_the_completion_result_then_ends_the_stream() {
 
 #[tokio::test]
 async fn a_stream_past_its_max_lifetime_ends_gracefully_so_the_client_reconnects_elsewhere() {
-    let limits = ListenLimits {
-        keepalive: Duration::from_millis(50),
-        max_lifetime: Some(Duration::from_millis(300)),
-        ..ListenLimits::default()
-    };
-    let (node, client) = start(HandlerOptions { listen: limits, ..HandlerOptions::default() }).await;
+    let options = HandlerOptions::default()
+        .keepalive(Duration::from_millis(50))
+        .max_stream_lifetime(Some(Duration::from_millis(300)));
+    let (node, client) = start(options).await;
     let mut s = client.listen(json!("life"), json!({"toolsListChanged": true})).await;
     s.next_message().await.unwrap();
     let done = s.next_message().await.unwrap();

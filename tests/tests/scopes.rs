@@ -1,24 +1,14 @@
 //! Tenant scopes: the authenticator's principal decides which scoped events a listen stream
 //! receives; one tenant's changes never reach another's streams; global events reach all.
 
-use std::sync::Arc;
 use std::time::Duration;
 
-use mcp_fleet_server::{HandlerOptions, Principal, Unauthorized};
+use mcp_fleet_server::HandlerOptions;
 use mcp_fleet_tests::{McpClient, TestNode, request, test_server};
 use serde_json::json;
 
 fn options() -> HandlerOptions {
-    HandlerOptions {
-        authenticator: Some(Arc::new(|parts: &http::request::Parts| {
-            let tenant = parts.headers.get("x-tenant").and_then(|v| v.to_str().ok());
-            match tenant {
-                Some(t) => Ok(Principal::new(format!("user@{t}"), Some(t.to_owned()))),
-                None => Err(Unauthorized { www_authenticate: "Bearer realm=\"test\"".into() }),
-            }
-        })),
-        ..HandlerOptions::default()
-    }
+    mcp_fleet_tests::cluster::tenant_options()
 }
 
 async fn listen_as(client: &McpClient, tenant: &str) -> mcp_fleet_tests::ListenStream {

@@ -22,7 +22,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use mcp_fleet_bus::{BusCounters, BusError, BusItem, EventEnvelope, GapReason, StatusCell};
+use mcp_fleet_bus::{Backoff, BusCounters, BusError, BusItem, EventEnvelope, GapReason, StatusCell};
 use redis::aio::MultiplexedConnection;
 use redis::streams::{StreamId, StreamReadReply};
 use tokio::sync::mpsc;
@@ -150,11 +150,11 @@ impl Tail {
     async fn recover(&mut self, conn: &mut MultiplexedConnection, err: redis::RedisError) -> Result<(), Closed> {
         tracing::warn!(stream = %self.options.stream_key, error = %err, "redis bus: tailing connection lost");
         self.status.set_reconnecting(&err);
-        let mut delay = self.options.reconnect_min;
+        let mut backoff = Backoff::new(self.options.reconnect_min, self.options.reconnect_max);
         loop {
             tokio::select! {
                 _ = self.tx.closed() => return Err(Closed),
-                _ = tokio::time::sleep(delay) => {}
+                _ = tokio::time::sleep(backoff.next_delay()) => {}
             }
             match self.reopen().await {
                 Ok((fresh, now)) => {
@@ -167,7 +167,6 @@ impl Tail {
                 }
                 Err(err) => self.status.set_reconnecting(&err),
             }
-            delay = (delay * 2).min(self.options.reconnect_max);
         }
     }
 

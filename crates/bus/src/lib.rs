@@ -10,6 +10,7 @@
 //! - [`memory`][]: [`MemoryBus`].
 //! - [`dedupe`]: [`DedupeWindow`], which makes duplicates harmless.
 //! - [`status`]: [`StatusCell`], the consumer state backends share with their tasks.
+//! - [`backoff`]: [`Backoff`], the delays of every retry loop.
 //!
 //! ```
 //! use mcp_fleet_bus::{Change, EventKind, MemoryBus, ServerEventBus};
@@ -23,6 +24,7 @@
 //! # });
 //! ```
 
+pub mod backoff;
 pub mod bus;
 pub mod dedupe;
 pub mod envelope;
@@ -31,6 +33,7 @@ pub mod status;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
 
+pub use backoff::Backoff;
 pub use bus::{BoxFuture, BusCounters, BusError, BusItem, BusStatus, BusStream, GapReason, ServerEventBus};
 pub use dedupe::DedupeWindow;
 pub use envelope::{Change, EventEnvelope, EventKind};

@@ -62,7 +62,7 @@ pub use tools::register_change_triggers;
 
 /// Options for serving the fixtures: the defaults, with MRTR `requestState` signed by `key`.
 pub fn handler_options(request_state_key: Vec<u8>) -> HandlerOptions {
-    HandlerOptions { request_state_key: Some(request_state_key), ..HandlerOptions::default() }
+    HandlerOptions::default().request_state_key(request_state_key)
 }
 
 /// Build the fixture server, its handler, and the change triggers publishing through that

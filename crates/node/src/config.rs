@@ -67,6 +67,14 @@ pub(crate) struct Config {
 }
 
 impl Config {
+    /// This node's id on the bus: the configured one, else `HOSTNAME-pid`.
+    pub(crate) fn node_id(&self) -> String {
+        self.node_id.clone().unwrap_or_else(|| {
+            let host = std::env::var("HOSTNAME").unwrap_or_else(|_| "node".into());
+            format!("{host}-{}", std::process::id())
+        })
+    }
+
     pub(crate) fn keepalive(&self) -> Duration {
         Duration::from_secs(self.keepalive_secs)
     }

@@ -8,7 +8,7 @@ mod demo;
 use std::time::Duration;
 
 use clap::Parser;
-use mcp_fleet_server::{HandlerOptions, ListenLimits, create_mcp_handler};
+use mcp_fleet_server::{HandlerOptions, create_mcp_handler};
 use tokio::net::TcpListener;
 
 use config::Config;
@@ -31,7 +31,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 }
 
 async fn run(config: Config) -> Result<(), Box<dyn std::error::Error>> {
-    let handler = create_mcp_handler(demo::demo_server(), options(&config)).await?;
+    let node_id = config.node_id();
+    let patience = Duration::from_secs(config.bus_connect_secs);
+    let bus = mcp_fleet_bus_connect::connect_patiently(&config.bus, &node_id, patience).await?;
+    let handler = create_mcp_handler(demo::demo_server(), options(&config, node_id).bus(bus)).await?;
     let listener = TcpListener::bind(config.listen).await?;
     tracing::info!(addr = %listener.local_addr()?, bus = %config.bus, "serving MCP at /mcp");
     let serving = tokio::spawn({
@@ -54,22 +57,18 @@ async fn run(config: Config) -> Result<(), Box<dyn std::error::Error>> {
     Ok(())
 }
 
-fn options(config: &Config) -> HandlerOptions {
-    let allow_all = config.allowed_origins.iter().any(|o| o == "*");
-    HandlerOptions {
-        bus_url: Some(config.bus.clone()),
-        node_id: config.node_id.clone(),
-        bus_connect_patience: Duration::from_secs(config.bus_connect_secs),
-        max_body_bytes: config.max_body_bytes,
-        listen: ListenLimits {
-            max_streams: config.max_streams,
-            keepalive: config.keepalive(),
-            max_lifetime: config.max_stream_lifetime(),
-            ..ListenLimits::default()
-        },
-        allowed_origins: (!allow_all).then(|| config.allowed_origins.clone()),
-        shutdown_deadline: Duration::from_secs(config.shutdown_secs),
-        ..HandlerOptions::default()
+fn options(config: &Config, node_id: String) -> HandlerOptions {
+    let options = HandlerOptions::default()
+        .node_id(node_id)
+        .max_body_bytes(config.max_body_bytes)
+        .max_streams(config.max_streams)
+        .keepalive(config.keepalive())
+        .max_stream_lifetime(config.max_stream_lifetime())
+        .shutdown_deadline(Duration::from_secs(config.shutdown_secs));
+    if config.allowed_origins.iter().any(|o| o == "*") {
+        options.allow_any_origin()
+    } else {
+        options.allowed_origins(config.allowed_origins.clone())
     }
 }
 

@@ -94,6 +94,19 @@ impl RpcError {
         self.with_status(StatusCode::OK)
     }
 
+    /// The status an error gets when a handler's call produced it: in-band (HTTP 200), except
+    /// a missing client capability (MRTR-3: an `input_required` asking for a capability the
+    /// client never declared), which keeps its 400 while nothing has been sent yet.
+    pub fn from_handler(self) -> Self {
+        match self.code {
+            ErrorCode::MissingRequiredClientCapability => {
+                let status = self.code.http_status();
+                self.with_status(status)
+            }
+            _ => self.in_band(),
+        }
+    }
+
     /// -32700 with HTTP 400.
     pub fn parse_error(detail: impl std::fmt::Display) -> Self {
         Self::new(ErrorCode::ParseError, format!("Parse error: {detail}"))
@@ -164,6 +177,9 @@ mod tests {
         assert_eq!(ErrorCode::MethodNotFound.http_status(), StatusCode::NOT_FOUND);
         assert_eq!(ErrorCode::InvalidParams.http_status(), StatusCode::BAD_REQUEST);
         assert_eq!(RpcError::internal("x").status, StatusCode::OK);
+        assert_eq!(RpcError::invalid_params("x").from_handler().status, StatusCode::OK);
+        let missing = RpcError::missing_capability(json!({"sampling": {}})).in_band();
+        assert_eq!(missing.from_handler().status, StatusCode::BAD_REQUEST);
     }
 
     #[test]

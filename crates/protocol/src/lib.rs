@@ -8,6 +8,7 @@
 //! - [`error`]: [`ErrorCode`] and [`RpcError`], each knowing its HTTP status.
 //! - [`envelope`]: the per-request `_meta` envelope and capability matching.
 //! - [`headers`]: `MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name`, `Mcp-Param-*`, Base64 sentinel.
+//! - [`methods`]: [`Method`] (the requests a server answers) and [`ListKind`] (its four lists).
 //! - [`validate`]: the validation ladder that decides which error wins.
 //! - [`filter`]: `subscriptions/listen` filters and the honoured subset.
 //! - [`cursor`]: pagination cursors any replica can decode.
@@ -34,6 +35,7 @@ pub mod error;
 pub mod filter;
 pub mod headers;
 pub mod jsonrpc;
+pub mod methods;
 pub mod schema;
 pub mod sse;
 pub mod state;
@@ -43,6 +45,7 @@ pub mod validate;
 pub use error::{ErrorCode, RpcError};
 pub use filter::{ListenSupport, SubscriptionFilter};
 pub use jsonrpc::{Message, Rejection, RequestId};
+pub use methods::{ListKind, Method};
 
 /// The protocol versions served through the per-request envelope; `server/discover` and
 /// `-32022` both use this one list (VER-2).

@@ -1,14 +1,27 @@
 //! The mcp-fleet server framework: serve an MCP (revision 2026-07-28) server over Streamable
-//! HTTP from any number of replicas, with change notifications fanned out over a shared
-//! [`ServerEventBus`](mcp_fleet_bus::ServerEventBus).
+//! HTTP from any number of replicas, with change notifications fanned out over a shared event
+//! bus ([`bus::ServerEventBus`]).
 //!
-//! - [`create_mcp_handler`] builds an [`McpHandler`] from a [`ServerFactory`] (usually an
-//!   [`McpServer`]) and [`HandlerOptions`].
-//! - [`catalog`]: the server definition — tools, resources, templates, prompts — and
-//!   registration handles that update it and publish change events.
-//! - [`notify`]: `handler.notify().tools_changed()` and friends.
-//! - `methods`: one file per method family; `listen`: the `subscriptions/listen` router and
-//!   streams; `http`: the hyper service and accept loop; `shutdown`: the graceful drain.
+//! # The public API
+//!
+//! Everything is reachable from the crate root, once:
+//!
+//! | Item | What it is |
+//! |---|---|
+//! | [`create_mcp_handler`], [`McpHandler`] | Build the endpoint; serve it (`serve`, `serve_with`), call it from your own hyper service (`handle`), shut it down (`shutdown`), read its health and metrics. |
+//! | [`HandlerOptions`], [`ResponseMode`] | Every option, with its default. |
+//! | [`ServerFactory`] | One [`McpServer`] for everyone, or a closure choosing one per request. |
+//! | [`McpServer`], [`McpServerBuilder`], [`CachePolicy`] | The server definition and its copy-on-write catalog. |
+//! | [`CatalogEdit`], [`EntryHandle`], [`ListKind`] | Change the catalog (many edits in one swap, or one entry later). |
+//! | [`Handler`], [`ToolCall`], [`ResourceRead`], [`PromptGet`], [`Outcome`], [`InputRequired`] | What handlers get and return. |
+//! | [`CompletionRef`], [`CompletionRequest`], [`CompletionValues`] | Argument completion. |
+//! | [`CallContext`], [`RequestContext`], [`Principal`] | Who is calling, with what request. |
+//! | [`Authenticator`], [`AuthError`] | The authentication hook. |
+//! | [`Notifier`] | `handler.notify().tools_changed()` and friends. |
+//! | [`BusHealthState`] | Whether the node hears the bus ([`McpHandler::bus_health`]). |
+//! | [`ResponseBody`] | The body type of [`McpHandler::handle`]'s responses. |
+//! | [`ServerError`], [`RpcError`], [`LogLevel`] | Errors, and the log levels of `notifications/message`. |
+//! | [`protocol`], [`types`], [`bus`] | The wire protocol crate, its result types, and the bus crate. |
 //!
 //! ```no_run
 //! use mcp_fleet_server::{create_mcp_handler, HandlerOptions, McpServer, types::{CallToolResult, Tool}};
@@ -23,39 +36,48 @@
 //! serving.await??;
 //! # Ok(()) }
 //! ```
+//!
+//! Inside: `catalog` (the server definition), `methods` (one file per method family),
+//! `listen` (the bus consumer, the router and the listen streams), `notify` (the two paths a
+//! change travels), `http` (the hyper service and accept loop), `shutdown`.
 
-mod bus_url;
-pub mod catalog;
-pub mod context;
-pub mod error;
+mod auth;
+mod catalog;
+mod context;
+mod error;
+mod factory;
 mod handler;
 mod http;
-pub mod listen;
+mod listen;
 mod methods;
-pub mod metrics;
-pub mod notify;
-pub mod outcome;
+mod metrics;
+mod notify;
+mod options;
+mod outcome;
 mod shutdown;
 
-pub use bus_url::connect_bus;
-pub use catalog::{CachePolicy, EntryHandle, ListKind, McpServer, PromptGet, ResourceRead, ToolCall};
+pub use auth::{AuthError, AuthFuture, Authenticator};
+pub use catalog::{
+    CachePolicy, CatalogEdit, CompletionRef, CompletionRequest, CompletionValues, EntryHandle, Handler, McpServer,
+    McpServerBuilder, PromptGet, ResourceRead, ToolCall,
+};
 pub use context::{CallContext, Principal, RequestContext};
 pub use error::ServerError;
-pub use handler::{
-    Authenticator, HandlerOptions, McpHandler, ResponseMode, ServerFactory, Unauthorized, create_mcp_handler,
-};
-pub use http::{CallStream, ResponseBody};
-pub use listen::ListenLimits;
-pub use methods::completion::{CompletionRef, CompletionRequest, CompletionValues};
+pub use factory::ServerFactory;
+pub use handler::{McpHandler, create_mcp_handler};
+pub use http::ResponseBody;
+pub use listen::BusHealthState;
 pub use notify::Notifier;
+pub use options::{HandlerOptions, ResponseMode};
 pub use outcome::{InputRequired, Outcome};
 
+pub use mcp_fleet_protocol::envelope::LogLevel;
+pub use mcp_fleet_protocol::{ListKind, RpcError};
+
+/// The event bus crate: the [`ServerEventBus`](bus::ServerEventBus) trait, its in-memory
+/// backend and the envelope every change travels in.
+pub use mcp_fleet_bus as bus;
 /// Wire types and rules, re-exported from `mcp-fleet-protocol`.
 pub use mcp_fleet_protocol as protocol;
 /// Result and definition types (tools, content, resources, prompts).
 pub use mcp_fleet_protocol::types;
-
-/// The README's code is compiled as a doctest, so the embedding example cannot rot.
-#[cfg(doctest)]
-#[doc = include_str!("../../../README.md")]
-struct ReadmeDoctests;

@@ -19,38 +19,38 @@ use prometheus_client::registry::Registry;
 
 /// The handler's metrics. Cheap to clone (counters are `Arc`s inside).
 #[derive(Debug, Clone)]
-pub struct Metrics {
+pub(crate) struct Metrics {
     /// Open listen streams.
-    pub listen_open: Gauge,
+    pub(crate) listen_open: Gauge,
     /// Listen streams opened since start.
-    pub listen_opened: Counter,
+    pub(crate) listen_opened: Counter,
     /// Listen requests refused at capacity.
-    pub listen_refused: Counter,
+    pub(crate) listen_refused: Counter,
     /// Notification frames written to listen streams.
-    pub frames_written: Counter,
+    pub(crate) frames_written: Counter,
     /// Notifications coalesced into a pending one (slow readers).
-    pub coalesced: Counter,
+    pub(crate) coalesced: Counter,
     /// Bus events delivered to the listen router.
-    pub events_delivered: Counter,
+    pub(crate) events_delivered: Counter,
     /// Bus events dropped as duplicates.
-    pub duplicates_dropped: Counter,
+    pub(crate) duplicates_dropped: Counter,
     /// Gaps reported by the bus, or by the supervisor after restarting the consumer.
-    pub gaps: Counter,
+    pub(crate) gaps: Counter,
     /// Times the supervisor found the bus consumer ended or dead and started it again.
-    pub consumer_restarts: Counter,
+    pub(crate) consumer_restarts: Counter,
     /// Publishes the bus refused or did not answer in time (explicit and outbox).
-    pub publish_failures: Counter,
+    pub(crate) publish_failures: Counter,
     /// Catalog changes waiting in the outbox for the bus to accept them.
-    pub outbox_pending: Gauge,
+    pub(crate) outbox_pending: Gauge,
     /// Outbox publish attempts that failed and were queued again.
-    pub outbox_retries: Counter,
+    pub(crate) outbox_retries: Counter,
     /// Catalog changes dropped because the outbox was full.
-    pub outbox_dropped: Counter,
+    pub(crate) outbox_dropped: Counter,
     /// HTTP requests answered, by JSON-RPC method and HTTP status.
-    pub requests: Family<RequestLabels, Counter>,
+    pub(crate) requests: Family<RequestLabels, Counter>,
     /// Age of bus events when this node's router handled them (publish time on the origin
     /// node → now; includes clock skew between nodes), in seconds.
-    pub event_age: Histogram,
+    pub(crate) event_age: Histogram,
 }
 
 impl Default for Metrics {
@@ -78,12 +78,12 @@ impl Default for Metrics {
 
 /// Labels of [`Metrics::requests`].
 #[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
-pub struct RequestLabels {
+pub(crate) struct RequestLabels {
     /// The JSON-RPC method (`other` for unknown ones, `invalid` before one could be read,
     /// `notification` for notifications).
-    pub method: &'static str,
+    pub(crate) method: &'static str,
     /// The HTTP status.
-    pub status: u16,
+    pub(crate) status: u16,
 }
 
 impl Metrics {
@@ -94,7 +94,7 @@ impl Metrics {
 
     /// Encode every metric, including `bus`'s counters and whether this node hears the bus
     /// (`connected`, the consumer's health), as OpenMetrics text.
-    pub fn encode(&self, bus: &Arc<dyn ServerEventBus>, connected: bool) -> String {
+    pub(crate) fn encode(&self, bus: &Arc<dyn ServerEventBus>, connected: bool) -> String {
         let mut registry = Registry::with_prefix("mcp_fleet");
         let m = self.clone();
         registry.register("listen_streams_open", "Open subscriptions/listen streams", m.listen_open);

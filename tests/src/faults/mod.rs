@@ -54,7 +54,7 @@ impl FaultFleet {
     pub async fn start(buses: Vec<Arc<dyn ServerEventBus>>) -> FaultFleet {
         let mut nodes = Vec::new();
         for (i, bus) in buses.into_iter().enumerate() {
-            let options = HandlerOptions { node_id: Some(format!("node-{i}")), ..HandlerOptions::default() }.bus(bus);
+            let options = HandlerOptions::default().node_id(format!("node-{i}")).bus(bus);
             nodes.push(TestNode::start(test_server(), options).await);
         }
         let mut streams = Vec::new();

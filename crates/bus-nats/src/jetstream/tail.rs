@@ -30,7 +30,7 @@ use async_nats::jetstream::consumer::pull::{Config as PullConfig, Stream as Mess
 use async_nats::jetstream::consumer::{AckPolicy, DeliverPolicy};
 use async_nats::jetstream::{self, Context};
 use futures_util::StreamExt;
-use mcp_fleet_bus::{BusCounters, BusError, BusItem, BusStream, EventEnvelope, GapReason, StatusCell};
+use mcp_fleet_bus::{Backoff, BusCounters, BusError, BusItem, BusStream, EventEnvelope, GapReason, StatusCell};
 use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
 
@@ -252,7 +252,7 @@ impl JetStreamTail {
     async fn reopen(&mut self, old: &str) -> Result<Consumer, Closed> {
         self.shared.status.set_reconnecting("re-creating the jetstream consumer");
         self.delete_consumer(old).await;
-        let mut delay = self.shared.options.reconnect_min;
+        let mut backoff = Backoff::new(self.shared.options.reconnect_min, self.shared.options.reconnect_max);
         loop {
             match self.try_reopen().await? {
                 Ok(consumer) => {
@@ -269,9 +269,8 @@ impl JetStreamTail {
             }
             tokio::select! {
                 _ = self.tx.closed() => return Err(Closed),
-                _ = tokio::time::sleep(delay) => {}
+                _ = tokio::time::sleep(backoff.next_delay()) => {}
             }
-            delay = (delay * 2).min(self.shared.options.reconnect_max);
         }
     }
 

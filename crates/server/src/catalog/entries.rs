@@ -1,74 +1,18 @@
-//! Catalog entries: a wire definition plus the async function that serves it.
+//! The catalog's entries: a wire definition, whether it is enabled, and the handler that
+//! serves it; and [`Listed`], what a list needs of its entries.
 
-use std::future::Future;
-use std::sync::Arc;
-
-use futures_util::FutureExt;
-use mcp_fleet_protocol::RpcError;
 use mcp_fleet_protocol::headers::ParamHeader;
 use mcp_fleet_protocol::types::{
     CallToolResult, GetPromptResult, Prompt, Resource, ResourceContents, ResourceTemplate, Tool,
 };
-use serde_json::{Map, Value};
+use serde_json::Value;
 
-use crate::context::CallContext;
-use crate::outcome::Outcome;
+use super::handler::{PromptGet, ResourceRead, SharedHandler, ToolCall};
+use super::template::UriTemplate;
 
-/// A boxed future returned by handlers.
-pub type HandlerFuture<T> = futures_util::future::BoxFuture<'static, Result<Outcome<T>, RpcError>>;
-
-/// Arguments of one `tools/call`.
-#[derive(Debug, Clone)]
-pub struct ToolCall {
-    /// The `arguments` object (empty when the client sent none).
-    pub arguments: Map<String, Value>,
-    /// The call's context.
-    pub ctx: CallContext,
-}
-
-/// One `resources/read` of a static resource or a template match.
-#[derive(Debug, Clone)]
-pub struct ResourceRead {
-    /// The requested URI.
-    pub uri: String,
-    /// Template variables, when served by a template (`{id}` → value).
-    pub variables: Map<String, Value>,
-    /// The call's context.
-    pub ctx: CallContext,
-}
-
-/// One `prompts/get`.
-#[derive(Debug, Clone)]
-pub struct PromptGet {
-    /// String arguments.
-    pub arguments: Map<String, Value>,
-    /// The call's context.
-    pub ctx: CallContext,
-}
-
-pub(crate) type ToolFn = Arc<dyn Fn(ToolCall) -> HandlerFuture<CallToolResult> + Send + Sync>;
-pub(crate) type ResourceFn = Arc<dyn Fn(ResourceRead) -> HandlerFuture<Vec<ResourceContents>> + Send + Sync>;
-pub(crate) type PromptFn = Arc<dyn Fn(PromptGet) -> HandlerFuture<GetPromptResult> + Send + Sync>;
-
-/// Box a user handler, turning a panic into `-32603` instead of a dropped connection.
-pub(crate) fn boxed<A, T, R, F, Fut>(f: F) -> Arc<dyn Fn(A) -> HandlerFuture<T> + Send + Sync>
-where
-    A: Send + 'static,
-    T: 'static,
-    R: Into<Outcome<T>>,
-    F: Fn(A) -> Fut + Send + Sync + 'static,
-    Fut: Future<Output = Result<R, RpcError>> + Send + 'static,
-{
-    Arc::new(move |arg| {
-        std::panic::AssertUnwindSafe(f(arg))
-            .catch_unwind()
-            .map(|r| match r {
-                Ok(r) => r.map(Into::into),
-                Err(_) => Err(RpcError::internal("The handler failed unexpectedly")),
-            })
-            .boxed()
-    })
-}
+pub(crate) type ToolFn = SharedHandler<ToolCall, CallToolResult>;
+pub(crate) type ResourceFn = SharedHandler<ResourceRead, Vec<ResourceContents>>;
+pub(crate) type PromptFn = SharedHandler<PromptGet, GetPromptResult>;
 
 /// A registered tool.
 #[derive(Clone)]
@@ -93,7 +37,7 @@ pub(crate) struct ResourceEntry {
 pub(crate) struct TemplateEntry {
     pub(crate) def: ResourceTemplate,
     pub(crate) enabled: bool,
-    pub(crate) pattern: super::template::UriTemplate,
+    pub(crate) pattern: UriTemplate,
     pub(crate) read: ResourceFn,
 }
 
@@ -126,7 +70,8 @@ macro_rules! listed {
                 self.enabled = on;
             }
             fn wire(&self) -> Value {
-                // Serializing these plain wire structs cannot fail.
+                // These wire structs have string keys and no custom serializers, so turning
+                // them into a `Value` cannot fail; `Null` is unreachable.
                 serde_json::to_value(&self.def).unwrap_or(Value::Null)
             }
         }

@@ -4,35 +4,12 @@
 //! the server's notifier: this node's streams hear it at once, the fleet once the bus accepts it
 //! (retried by the outbox; see [`crate::notify`]).
 
-use mcp_fleet_bus::EventKind;
+use mcp_fleet_protocol::ListKind;
 use mcp_fleet_protocol::types::{Prompt, Resource, Tool};
 
+use super::edit::CatalogEdit;
 use super::server::McpServer;
 use crate::error::ServerError;
-
-/// Which catalog list an entry lives in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum ListKind {
-    /// Tools.
-    Tools,
-    /// Static resources.
-    Resources,
-    /// Resource templates (their changes are resource-list changes).
-    Templates,
-    /// Prompts.
-    Prompts,
-}
-
-impl ListKind {
-    /// The change event published when this list changes.
-    pub fn event_kind(self) -> EventKind {
-        match self {
-            ListKind::Tools => EventKind::ToolsListChanged,
-            ListKind::Resources | ListKind::Templates => EventKind::ResourcesListChanged,
-            ListKind::Prompts => EventKind::PromptsListChanged,
-        }
-    }
-}
 
 /// A handle on one registered entry.
 ///
@@ -66,58 +43,47 @@ impl EntryHandle {
 
     /// Hide the entry from lists and calls.
     pub async fn disable(&self) -> Result<(), ServerError> {
-        self.apply(|e, kind, key| e.set_enabled(kind, key, false)).await
+        self.apply(|e, kind, key| Ok(e.set_enabled(kind, key, false))).await
     }
 
     /// Show it again.
     pub async fn enable(&self) -> Result<(), ServerError> {
-        self.apply(|e, kind, key| e.set_enabled(kind, key, true)).await
+        self.apply(|e, kind, key| Ok(e.set_enabled(kind, key, true))).await
     }
 
     /// Remove it for good.
     pub async fn remove(&self) -> Result<(), ServerError> {
-        self.apply(|e, kind, key| e.remove(kind, key)).await
+        self.apply(|e, kind, key| Ok(e.remove(kind, key))).await
     }
 
     /// Replace a tool's definition (same name), keeping its handler.
     pub async fn update_tool(&self, tool: Tool) -> Result<(), ServerError> {
         self.check_same(ListKind::Tools, &tool.name)?;
-        let mut result = Ok(false);
-        let touched = self.server.swap(|e| result = e.update_tool(tool));
-        self.finish(result?, &touched).await
+        self.apply(|e, _, _| e.update_tool(tool)).await
     }
 
     /// Replace a resource's definition (same URI), keeping its reader.
     pub async fn update_resource(&self, resource: Resource) -> Result<(), ServerError> {
         self.check_same(ListKind::Resources, &resource.uri)?;
-        let mut found = false;
-        let touched = self.server.swap(|e| found = e.update_resource(resource));
-        self.finish(found, &touched).await
+        self.apply(|e, _, _| Ok(e.update_resource(resource))).await
     }
 
     /// Replace a prompt's definition (same name), keeping its handler.
     pub async fn update_prompt(&self, prompt: Prompt) -> Result<(), ServerError> {
         self.check_same(ListKind::Prompts, &prompt.name)?;
-        let mut found = false;
-        let touched = self.server.swap(|e| found = e.update_prompt(prompt));
-        self.finish(found, &touched).await
+        self.apply(|e, _, _| Ok(e.update_prompt(prompt))).await
     }
 
+    /// Apply `op` to this entry in one catalog swap; [`ServerError::NotFound`] (and no swap)
+    /// when the entry is gone.
     async fn apply(
         &self,
-        op: impl FnOnce(&mut super::server::CatalogEdit<'_>, ListKind, &str) -> bool,
+        op: impl FnOnce(&mut CatalogEdit<'_>, ListKind, &str) -> Result<bool, ServerError>,
     ) -> Result<(), ServerError> {
-        let mut found = false;
-        let touched = self.server.swap(|e| found = op(e, self.kind, &self.key));
-        self.finish(found, &touched).await
-    }
-
-    async fn finish(&self, found: bool, touched: &[ListKind]) -> Result<(), ServerError> {
-        if !found {
-            return Err(ServerError::NotFound(self.key.clone()));
-        }
-        self.server.announce(touched);
-        Ok(())
+        self.server.edit(|e| match op(e, self.kind, &self.key)? {
+            true => Ok(()),
+            false => Err(ServerError::NotFound(self.key.clone())),
+        })
     }
 
     fn check_same(&self, kind: ListKind, key: &str) -> Result<(), ServerError> {

@@ -32,6 +32,11 @@ impl<T: Listed + Clone> Listing<T> {
         self.index.get(key).map(|&i| &self.items[i]).filter(|e| e.is_enabled())
     }
 
+    /// Every entry in order, enabled or not.
+    pub(crate) fn all(&self) -> impl Iterator<Item = &T> {
+        self.items.iter()
+    }
+
     /// Enabled entries in order.
     pub(crate) fn enabled(&self) -> impl Iterator<Item = &T> {
         self.items.iter().filter(|e| e.is_enabled())

@@ -7,7 +7,7 @@ use serde_json::{Map, Value};
 
 /// A parsed URI template.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct UriTemplate {
+pub(crate) struct UriTemplate {
     parts: Vec<Part>,
 }
 
@@ -20,11 +20,11 @@ enum Part {
 /// An invalid template.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("invalid URI template {0:?}: unbalanced braces or an empty variable")]
-pub struct TemplateError(pub String);
+pub(crate) struct TemplateError(pub(crate) String);
 
 impl UriTemplate {
     /// Parse `template`.
-    pub fn parse(template: &str) -> Result<UriTemplate, TemplateError> {
+    pub(crate) fn parse(template: &str) -> Result<UriTemplate, TemplateError> {
         let err = || TemplateError(template.to_owned());
         let mut parts = Vec::new();
         let mut rest = template;
@@ -50,7 +50,7 @@ impl UriTemplate {
     }
 
     /// Match `uri`, returning the variables on success.
-    pub fn matches(&self, uri: &str) -> Option<Map<String, Value>> {
+    pub(crate) fn matches(&self, uri: &str) -> Option<Map<String, Value>> {
         let mut vars = Map::new();
         let mut rest = uri;
         for (i, part) in self.parts.iter().enumerate() {

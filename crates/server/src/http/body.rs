@@ -1,5 +1,6 @@
-//! [`ResponseBody`]: every body the MCP endpoint answers with, as one enum (no boxing on the
-//! hot path): a complete JSON body, nothing, a call's SSE stream, or a listen stream.
+//! [`ResponseBody`]: every body the MCP endpoint answers with, one type (no boxing on the hot
+//! path) over a private enum: a complete JSON body, nothing, a call's SSE stream, or a listen
+//! stream.
 
 use std::convert::Infallible;
 use std::pin::Pin;
@@ -8,29 +9,42 @@ use std::task::{Context, Poll};
 use bytes::Bytes;
 use http_body::{Body, Frame, SizeHint};
 
-use super::call_stream::CallStream;
+use super::call_body::CallBody;
 use crate::listen::ListenBody;
 
-/// The body of an MCP endpoint response.
+/// The body of an MCP endpoint response (an `http_body::Body` of `Bytes`).
 #[derive(Debug)]
-pub enum ResponseBody {
+pub struct ResponseBody(Kind);
+
+#[derive(Debug)]
+enum Kind {
     /// A complete body (JSON), sent once.
     Full(Option<Bytes>),
     /// A call's SSE stream: request-scoped notifications, then the response.
-    Call(CallStream),
+    Call(CallBody),
     /// A `subscriptions/listen` stream.
     Listen(ListenBody),
 }
 
 impl ResponseBody {
     /// A complete body.
-    pub fn full(bytes: impl Into<Bytes>) -> Self {
-        ResponseBody::Full(Some(bytes.into()))
+    pub(crate) fn full(bytes: impl Into<Bytes>) -> Self {
+        ResponseBody(Kind::Full(Some(bytes.into())))
     }
 
     /// No body.
-    pub fn empty() -> Self {
-        ResponseBody::Full(None)
+    pub(crate) fn empty() -> Self {
+        ResponseBody(Kind::Full(None))
+    }
+
+    /// A call's SSE stream.
+    pub(crate) fn call(stream: CallBody) -> Self {
+        ResponseBody(Kind::Call(stream))
+    }
+
+    /// A listen stream.
+    pub(crate) fn listen(body: ListenBody) -> Self {
+        ResponseBody(Kind::Listen(body))
     }
 }
 
@@ -39,25 +53,25 @@ impl Body for ResponseBody {
     type Error = Infallible;
 
     fn poll_frame(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
-        match self.get_mut() {
-            ResponseBody::Full(bytes) => Poll::Ready(bytes.take().map(|b| Ok(Frame::data(b)))),
-            ResponseBody::Call(stream) => Pin::new(stream).poll_frame(cx),
-            ResponseBody::Listen(listen) => Pin::new(listen).poll_frame(cx),
+        match &mut self.get_mut().0 {
+            Kind::Full(bytes) => Poll::Ready(bytes.take().map(|b| Ok(Frame::data(b)))),
+            Kind::Call(stream) => Pin::new(stream).poll_frame(cx),
+            Kind::Listen(listen) => Pin::new(listen).poll_frame(cx),
         }
     }
 
     fn is_end_stream(&self) -> bool {
-        match self {
-            ResponseBody::Full(bytes) => bytes.is_none(),
-            ResponseBody::Call(stream) => stream.is_end_stream(),
-            ResponseBody::Listen(listen) => listen.is_end_stream(),
+        match &self.0 {
+            Kind::Full(bytes) => bytes.is_none(),
+            Kind::Call(stream) => stream.is_end_stream(),
+            Kind::Listen(listen) => listen.is_end_stream(),
         }
     }
 
     fn size_hint(&self) -> SizeHint {
-        match self {
-            ResponseBody::Full(Some(b)) => SizeHint::with_exact(b.len() as u64),
-            ResponseBody::Full(None) => SizeHint::with_exact(0),
+        match &self.0 {
+            Kind::Full(Some(b)) => SizeHint::with_exact(b.len() as u64),
+            Kind::Full(None) => SizeHint::with_exact(0),
             _ => SizeHint::default(),
         }
     }

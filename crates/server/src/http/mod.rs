@@ -2,13 +2,12 @@
 //! DNS-rebinding guard, and the hyper accept loop.
 
 mod body;
-mod call_stream;
+mod call_body;
 mod guard;
 mod serve;
 mod service;
 
 pub use body::ResponseBody;
-pub use call_stream::CallStream;
 
 #[cfg(test)]
 mod tests;

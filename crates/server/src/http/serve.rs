@@ -12,7 +12,8 @@ use tokio::net::TcpListener;
 
 use super::service::ServiceResult;
 use crate::error::ServerError;
-use crate::handler::{HandlerOptions, McpHandler};
+use crate::handler::McpHandler;
+use crate::options::HandlerOptions;
 
 /// How long to wait after a failed `accept` (e.g. out of file descriptors) before retrying.
 const ACCEPT_BACKOFF: Duration = Duration::from_millis(50);

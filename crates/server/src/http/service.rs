@@ -12,14 +12,14 @@ use http_body::Body;
 use http_body_util::{BodyExt, Limited};
 use mcp_fleet_protocol::jsonrpc::{encode_error, encode_result};
 use mcp_fleet_protocol::validate::{Validated, validate_message};
-use mcp_fleet_protocol::{ErrorCode, RequestId, RpcError, SUPPORTED_VERSIONS};
+use mcp_fleet_protocol::{Method as McpMethod, RequestId, RpcError, SUPPORTED_VERSIONS};
 
 use super::body::ResponseBody;
-use super::call_stream::CallStream;
+use super::call_body::CallBody;
 use super::guard::origin_allowed;
 use crate::context::RequestContext;
 use crate::handler::McpHandler;
-use crate::methods::{CallFuture, Incoming, Prepared, prepare};
+use crate::methods::{CallFuture, MethodRequest, Prepared, prepare};
 
 impl McpHandler {
     /// Answer one HTTP request to the MCP endpoint. Use it from your own hyper or tower
@@ -41,7 +41,7 @@ impl McpHandler {
         B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
     {
         let (parts, body) = req.into_parts();
-        let principal = match self.admit(&parts) {
+        let principal = match self.admit(&parts).await {
             Ok(principal) => principal,
             Err(refusal) => return (INVALID, *refusal),
         };
@@ -65,7 +65,7 @@ impl McpHandler {
         let ctx = RequestContext { principal, parts: Arc::new(parts) };
         let server = self.shared.factory.server(&ctx);
         let parts = ctx.parts.clone();
-        let incoming = Incoming {
+        let incoming = MethodRequest {
             shared: &self.shared,
             catalog: server.snapshot(),
             server,
@@ -78,9 +78,8 @@ impl McpHandler {
         };
         let response = match prepare(incoming) {
             Err(e) => error_response(Some(&id), &e),
-            Ok(Prepared::Immediate(Ok(result))) => json(StatusCode::OK, encode_result(&id, &result)),
-            Ok(Prepared::Immediate(Err(e))) => error_response(Some(&id), &e),
-            Ok(Prepared::Listen(body)) => sse_response(ResponseBody::Listen(body)),
+            Ok(Prepared::Immediate(result)) => json(StatusCode::OK, encode_result(&id, &result)),
+            Ok(Prepared::Listen(body)) => sse_response(ResponseBody::listen(body)),
             Ok(Prepared::Call { future, notifications }) => {
                 run_call(id, future, notifications.filter(|_| sse_ok)).await
             }
@@ -90,7 +89,10 @@ impl McpHandler {
 
     /// Steps 0–2 before the body is read: path, Origin/Host, authentication, method,
     /// Content-Type. `Ok` carries the principal, if an authenticator produced one.
-    fn admit(&self, parts: &http::request::Parts) -> Result<Option<crate::Principal>, Box<Response<ResponseBody>>> {
+    async fn admit(
+        &self,
+        parts: &http::request::Parts,
+    ) -> Result<Option<crate::Principal>, Box<Response<ResponseBody>>> {
         let opts = &self.shared.options;
         if parts.uri.path() != opts.mcp_path {
             return Err(Box::new(plain(StatusCode::NOT_FOUND, "Not Found")));
@@ -100,9 +102,7 @@ impl McpHandler {
         }
         let principal = match &opts.authenticator {
             None => None,
-            Some(authenticate) => {
-                Some(authenticate(parts).map_err(|refused| Box::new(unauthorized(&refused.www_authenticate)))?)
-            }
+            Some(authenticator) => Some(authenticator.authenticate(parts).await.map_err(|e| Box::new(refused(&e)))?),
         };
         if parts.method != Method::POST {
             let mut resp = http_error(StatusCode::METHOD_NOT_ALLOWED, "Only POST is allowed on the MCP endpoint");
@@ -131,19 +131,7 @@ const INVALID: &str = "invalid";
 
 /// A bounded set of metric labels: the methods this server answers, else `other`.
 fn method_label(method: &str) -> &'static str {
-    const KNOWN: [&str; 10] = [
-        "server/discover",
-        "tools/list",
-        "tools/call",
-        "resources/list",
-        "resources/templates/list",
-        "resources/read",
-        "prompts/list",
-        "prompts/get",
-        "completion/complete",
-        "subscriptions/listen",
-    ];
-    KNOWN.into_iter().find(|m| *m == method).unwrap_or("other")
+    McpMethod::parse(method).map_or("other", McpMethod::as_str)
 }
 
 /// Run a call: JSON if it finishes before emitting a notification, SSE from its first one.
@@ -155,25 +143,23 @@ async fn run_call(
     let Some(mut rx) = notifications else { return call_json(&id, future.await) };
     tokio::select! {
         biased;
-        Some(first) = rx.recv() => sse_response(ResponseBody::Call(CallStream::new(id, future, rx, first))),
+        Some(first) = rx.recv() => sse_response(ResponseBody::call(CallBody::new(id, future, rx, first))),
         result = &mut future => match rx.try_recv() {
             // Notifications emitted without yielding still go out, before the result.
             Ok(first) => {
                 let done: CallFuture = Box::pin(std::future::ready(result));
-                sse_response(ResponseBody::Call(CallStream::new(id, done, rx, first)))
+                sse_response(ResponseBody::call(CallBody::new(id, done, rx, first)))
             }
             Err(_) => call_json(&id, result),
         },
     }
 }
 
+/// A finished call as JSON (its error's status was set by `RpcError::from_handler`).
 fn call_json(id: &RequestId, result: Result<serde_json::Value, RpcError>) -> Response<ResponseBody> {
     match result {
         Ok(value) => json(StatusCode::OK, encode_result(id, &value)),
-        // Handler errors are in-band, except a missing client capability, which is 400 while
-        // nothing has been sent yet.
-        Err(e) if e.code == ErrorCode::MissingRequiredClientCapability => error_response(Some(id), &e),
-        Err(e) => error_response(Some(id), &e.in_band()),
+        Err(e) => error_response(Some(id), &e),
     }
 }
 
@@ -249,9 +235,14 @@ fn http_error(status: StatusCode, message: &str) -> Response<ResponseBody> {
     error_response(None, &RpcError::invalid_request(message).with_status(status))
 }
 
-fn unauthorized(challenge: &str) -> Response<ResponseBody> {
-    let mut resp = http_error(StatusCode::UNAUTHORIZED, "Authentication required");
-    if let Ok(value) = HeaderValue::from_str(challenge) {
+/// 401 or 403 with the authenticator's `WWW-Authenticate` challenge.
+fn refused(error: &crate::AuthError) -> Response<ResponseBody> {
+    let message = match error {
+        crate::AuthError::Unauthenticated { .. } => "Authentication required",
+        crate::AuthError::Forbidden { .. } => "Insufficient permissions for this request",
+    };
+    let mut resp = http_error(error.status(), message);
+    if let Ok(value) = HeaderValue::from_str(error.challenge()) {
         resp.headers_mut().insert(header::WWW_AUTHENTICATE, value);
     }
     resp

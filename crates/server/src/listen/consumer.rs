@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures_util::StreamExt;
-use mcp_fleet_bus::{BusItem, BusStream, GapReason, ServerEventBus};
+use mcp_fleet_bus::{Backoff, BusItem, BusStream, GapReason, ServerEventBus};
 use tokio::sync::watch;
 
 use super::fanout::Fanout;
@@ -73,8 +73,9 @@ pub(crate) async fn supervise(mut parts: ConsumerParts, events: BusStream) {
 
 /// Subscribe again with backoff until it works (`Some`) or the handler shuts down.
 async fn resubscribe(parts: &mut ConsumerParts) -> Option<BusStream> {
-    let mut delay = RESUBSCRIBE_MIN;
+    let mut backoff = Backoff::new(RESUBSCRIBE_MIN, RESUBSCRIBE_MAX);
     loop {
+        let delay = backoff.next_delay();
         tokio::select! {
             _ = tokio::time::sleep(delay) => {}
             _ = signalled(&mut parts.stop) => return None,
@@ -84,9 +85,8 @@ async fn resubscribe(parts: &mut ConsumerParts) -> Option<BusStream> {
                 tracing::info!("event bus consumer subscribed again");
                 return Some(stream);
             }
-            Err(err) => tracing::warn!(error = %err, retry_in = ?delay, "event bus subscription failed"),
+            Err(err) => tracing::warn!(error = %err, retry_in = ?backoff.peek(), "event bus subscription failed"),
         }
-        delay = (delay * 2).min(RESUBSCRIBE_MAX);
     }
 }
 

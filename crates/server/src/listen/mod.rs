@@ -6,15 +6,15 @@
 pub(crate) mod consumer;
 mod fanout;
 mod health;
+pub(crate) mod keepalive;
 mod pending;
 mod router;
 mod stream;
 mod subscription;
 
 pub use health::BusHealthState;
-pub use router::ListenLimits;
-pub use stream::ListenBody;
+pub(crate) use stream::ListenBody;
 
 pub(crate) use fanout::Fanout;
 pub(crate) use health::BusHealth;
-pub(crate) use router::ListenRouter;
+pub(crate) use router::{ListenLimits, ListenRouter};

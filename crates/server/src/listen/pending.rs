@@ -8,20 +8,15 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use mcp_fleet_protocol::ListKind;
 use mcp_fleet_protocol::sse::NotificationFrame;
-
-/// Index of a list type in [`PendingSet`] slots.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum ListSlot {
-    Tools = 0,
-    Prompts = 1,
-    Resources = 2,
-}
 
 /// Pending notifications of one subscription, plus its keepalive and closing flags.
 #[derive(Debug, Default)]
 pub(crate) struct PendingSet {
-    lists: [Option<Arc<NotificationFrame>>; 3],
+    /// Indexed by [`ListKind::index`]; the templates slot stays empty (their changes are
+    /// announced as resource-list changes).
+    lists: [Option<Arc<NotificationFrame>>; 4],
     uris: HashMap<Arc<str>, Arc<NotificationFrame>>,
     /// A keepalive comment is due (written only if nothing else is).
     pub(crate) keepalive: bool,
@@ -31,8 +26,8 @@ pub(crate) struct PendingSet {
 
 impl PendingSet {
     /// Queue a list-change frame; returns `true` if it replaced (coalesced) a pending one.
-    pub(crate) fn offer_list(&mut self, slot: ListSlot, frame: Arc<NotificationFrame>) -> bool {
-        self.lists[slot as usize].replace(frame).is_some()
+    pub(crate) fn offer_list(&mut self, list: ListKind, frame: Arc<NotificationFrame>) -> bool {
+        self.lists[list.index()].replace(frame).is_some()
     }
 
     /// Queue a resource-updated frame; returns `true` if it coalesced a pending one.
@@ -74,8 +69,8 @@ mod tests {
     #[test]
     fn coalesces_per_type_and_uri_keeping_the_newest() {
         let mut p = PendingSet::default();
-        assert!(!p.offer_list(ListSlot::Tools, frame("t", None, 1)));
-        assert!(p.offer_list(ListSlot::Tools, frame("t", None, 2)));
+        assert!(!p.offer_list(ListKind::Tools, frame("t", None, 1)));
+        assert!(p.offer_list(ListKind::Tools, frame("t", None, 2)));
         assert!(!p.offer_uri("a".into(), frame("u", Some("a"), 3)));
         assert!(p.offer_uri("a".into(), frame("u", Some("a"), 4)));
         assert!(!p.offer_uri("b".into(), frame("u", Some("b"), 5)));
@@ -92,7 +87,7 @@ mod tests {
         // Property: for every sequence of offers over 2 list slots and 2 URIs, draining once
         // yields exactly one frame per distinct key, carrying that key's last version.
         let keys =
-            [(Some(ListSlot::Tools), None), (Some(ListSlot::Prompts), None), (None, Some("a")), (None, Some("b"))];
+            [(Some(ListKind::Tools), None), (Some(ListKind::Prompts), None), (None, Some("a")), (None, Some("b"))];
         for seq in 0..4u32.pow(5) {
             let mut p = PendingSet::default();
             let mut last = [None; 4];

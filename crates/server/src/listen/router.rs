@@ -12,30 +12,23 @@ use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
 
 use mcp_fleet_bus::{EventEnvelope, EventKind};
+use mcp_fleet_protocol::methods::RESOURCE_UPDATED;
 use mcp_fleet_protocol::sse::NotificationFrame;
-use mcp_fleet_protocol::{RequestId, RpcError, SubscriptionFilter};
+use mcp_fleet_protocol::{ListKind, RequestId, RpcError, SubscriptionFilter};
 use serde_json::Value;
 
-use super::pending::ListSlot;
 use super::stream::ListenBody;
 use super::subscription::Subscription;
 use crate::metrics::Metrics;
 
-/// Limits of the listen path.
+/// Limits of the listen path (set through [`HandlerOptions`](crate::HandlerOptions), which
+/// documents each and its default).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ListenLimits {
-    /// Open listen streams per handler; past it a listen gets `-32603` before the ack.
-    /// Default 10 000.
-    pub max_streams: usize,
-    /// URIs in one listen's `resourceSubscriptions`; past it `-32602`. Default 1 000.
-    pub max_uris_per_listen: usize,
-    /// Interval of `: keepalive` comments on idle streams; zero disables. Default 15 s.
-    pub keepalive: Duration,
-    /// Close each stream gracefully (completion result, then end) after about this long, ±10 %
-    /// so reconnects spread out; clients reconnect through the load balancer, which rebalances
-    /// streams onto replicas added since. Checked every keepalive interval (or 15 s when
-    /// keepalives are off). Default `None`: streams live until the client or a shutdown ends them.
-    pub max_lifetime: Option<Duration>,
+pub(crate) struct ListenLimits {
+    pub(crate) max_streams: usize,
+    pub(crate) max_uris_per_listen: usize,
+    pub(crate) keepalive: Duration,
+    pub(crate) max_lifetime: Option<Duration>,
 }
 
 impl Default for ListenLimits {
@@ -72,7 +65,8 @@ type Subs = HashMap<u64, Arc<Subscription>>;
 
 #[derive(Default)]
 struct ScopeIndex {
-    lists: [Subs; 3],
+    /// Indexed by [`ListKind::index`] (the templates slot stays empty).
+    lists: [Subs; 4],
     uris: HashMap<Arc<str>, Subs>,
 }
 
@@ -101,35 +95,33 @@ struct RouterInner {
     metrics: Metrics,
 }
 
-fn slot(kind: EventKind) -> Option<ListSlot> {
+/// The list whose change `kind` announces (`None` for a resource update).
+fn list_of(kind: EventKind) -> Option<ListKind> {
     match kind {
-        EventKind::ToolsListChanged => Some(ListSlot::Tools),
-        EventKind::PromptsListChanged => Some(ListSlot::Prompts),
-        EventKind::ResourcesListChanged => Some(ListSlot::Resources),
+        EventKind::ToolsListChanged => Some(ListKind::Tools),
+        EventKind::PromptsListChanged => Some(ListKind::Prompts),
+        EventKind::ResourcesListChanged => Some(ListKind::Resources),
         EventKind::ResourceUpdated => None,
     }
 }
 
+/// The notification method of `kind`.
 fn method(kind: EventKind) -> &'static str {
-    match kind {
-        EventKind::ToolsListChanged => "notifications/tools/list_changed",
-        EventKind::PromptsListChanged => "notifications/prompts/list_changed",
-        EventKind::ResourcesListChanged => "notifications/resources/list_changed",
-        EventKind::ResourceUpdated => "notifications/resources/updated",
+    list_of(kind).map_or(RESOURCE_UPDATED, ListKind::list_changed)
+}
+
+/// Whether `filter` asked for `list`'s change notifications.
+fn follows(filter: &SubscriptionFilter, list: ListKind) -> bool {
+    match list {
+        ListKind::Tools => filter.tools_list_changed,
+        ListKind::Prompts => filter.prompts_list_changed,
+        ListKind::Resources => filter.resources_list_changed,
+        ListKind::ResourceTemplates => false,
     }
 }
 
-fn follows(filter: &SubscriptionFilter, slot: ListSlot) -> bool {
-    match slot {
-        ListSlot::Tools => filter.tools_list_changed,
-        ListSlot::Prompts => filter.prompts_list_changed,
-        ListSlot::Resources => filter.resources_list_changed,
-    }
-}
-
-const SLOTS: [ListSlot; 3] = [ListSlot::Tools, ListSlot::Prompts, ListSlot::Resources];
-const SLOT_KINDS: [EventKind; 3] =
-    [EventKind::ToolsListChanged, EventKind::PromptsListChanged, EventKind::ResourcesListChanged];
+/// The lists that have a change notification of their own (templates use the resources').
+const ANNOUNCED: [ListKind; 3] = [ListKind::Tools, ListKind::Prompts, ListKind::Resources];
 
 impl ListenRouter {
     pub(crate) fn new(limits: ListenLimits, metrics: Metrics) -> Self {
@@ -179,9 +171,9 @@ impl ListenRouter {
             }
             reg.all.insert(key, sub.clone());
             let index = reg.scopes.entry(sub.scope.clone()).or_default();
-            for s in SLOTS {
-                if follows(&sub.filter, s) {
-                    index.lists[s as usize].insert(key, sub.clone());
+            for list in ANNOUNCED {
+                if follows(&sub.filter, list) {
+                    index.lists[list.index()].insert(key, sub.clone());
                 }
             }
             for uri in &sub.filter.resource_subscriptions {
@@ -228,14 +220,14 @@ impl ListenRouter {
         let mut marked = 0;
         let mut coalesced = 0;
         let mut offer = |index: &ScopeIndex| {
-            let targets = match (slot(event.kind), &uri) {
-                (Some(s), _) => Some(&index.lists[s as usize]),
+            let targets = match (list_of(event.kind), &uri) {
+                (Some(list), _) => Some(&index.lists[list.index()]),
                 (None, Some(uri)) => index.uris.get(uri),
                 (None, None) => None,
             };
             for sub in targets.into_iter().flat_map(HashMap::values) {
-                let replaced = sub.update(|p| match (slot(event.kind), &uri) {
-                    (Some(s), _) => p.offer_list(s, frame.clone()),
+                let replaced = sub.update(|p| match (list_of(event.kind), &uri) {
+                    (Some(list), _) => p.offer_list(list, frame.clone()),
                     (None, Some(uri)) => p.offer_uri(uri.clone(), frame.clone()),
                     (None, None) => false,
                 });
@@ -263,8 +255,7 @@ impl ListenRouter {
     /// After a bus gap: every stream gets a notification for every type and URI it follows,
     /// with `meta` (the gap marker) — a spurious refresh is harmless, a missed one is not.
     pub(crate) fn invalidate_all(&self, meta: &Value) {
-        let lists: Vec<Arc<NotificationFrame>> =
-            SLOT_KINDS.iter().map(|k| Arc::new(NotificationFrame::new(method(*k), None, meta))).collect();
+        let lists = ANNOUNCED.map(|list| Arc::new(NotificationFrame::new(list.list_changed(), None, meta)));
         let mut uri_frames: HashMap<&str, (Arc<str>, Arc<NotificationFrame>)> = HashMap::new();
         let reg = self.read();
         for sub in reg.all.values() {
@@ -276,16 +267,16 @@ impl ListenRouter {
                     uri_frames
                         .entry(u.as_str())
                         .or_insert_with(|| {
-                            let frame = NotificationFrame::new(method(EventKind::ResourceUpdated), Some(u), meta);
+                            let frame = NotificationFrame::new(RESOURCE_UPDATED, Some(u), meta);
                             (Arc::from(u.as_str()), Arc::new(frame))
                         })
                         .clone()
                 })
                 .collect();
             sub.update(|p| {
-                for s in SLOTS {
-                    if follows(&sub.filter, s) {
-                        p.offer_list(s, lists[s as usize].clone());
+                for (list, frame) in ANNOUNCED.iter().zip(&lists) {
+                    if follows(&sub.filter, *list) {
+                        p.offer_list(*list, frame.clone());
                     }
                 }
                 for (uri, frame) in uris {

@@ -18,7 +18,7 @@ use super::router::ListenRouter;
 use super::subscription::Subscription;
 
 /// The body of a `subscriptions/listen` response.
-pub struct ListenBody {
+pub(crate) struct ListenBody {
     sub: Arc<Subscription>,
     router: ListenRouter,
     ack: Option<Vec<u8>>,

@@ -1,63 +1,21 @@
 //! `completion/complete` (spec digest §13): argument completion for prompts and resource
-//! templates, through one application-supplied function.
+//! templates, through one application-supplied function (its types live in the catalog).
 
-use std::sync::Arc;
-
-use futures_util::FutureExt;
-use futures_util::future::BoxFuture;
-use mcp_fleet_protocol::RpcError;
 use mcp_fleet_protocol::types::stamp_result;
+use mcp_fleet_protocol::{Method, RpcError};
 use serde_json::{Map, Value, json};
 
-use super::{Incoming, Prepared};
+use super::{MethodRequest, Prepared};
+use crate::catalog::{CompletionRef, CompletionRequest};
 
-/// What is being completed.
-#[derive(Debug, Clone, PartialEq)]
-pub enum CompletionRef {
-    /// A prompt argument.
-    Prompt(String),
-    /// A resource template (or resource URI) variable.
-    Resource(String),
-}
-
-/// One completion request.
-#[derive(Debug, Clone)]
-pub struct CompletionRequest {
-    /// The prompt or resource being completed.
-    pub reference: CompletionRef,
-    /// The argument's name.
-    pub argument: String,
-    /// What the user typed so far.
-    pub value: String,
-    /// Already-resolved arguments (`context.arguments`).
-    pub context: Map<String, Value>,
-}
-
-/// Completion values (at most 100 are sent, best first).
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct CompletionValues {
-    /// Suggestions.
-    pub values: Vec<String>,
-    /// Total number of matches, if known.
-    pub total: Option<u64>,
-    /// Whether more exist than were returned.
-    pub has_more: Option<bool>,
-}
-
-pub(crate) type CompletionFn =
-    Arc<dyn Fn(CompletionRequest) -> BoxFuture<'static, Result<CompletionValues, RpcError>> + Send + Sync>;
-
+/// Most values sent (MCP caps a completion at 100).
 const MAX_VALUES: usize = 100;
 
-pub(super) fn prepare(req: Incoming<'_>) -> Prepared {
-    let parsed = parse(&req);
+pub(super) fn prepare(req: &MethodRequest<'_>) -> Result<Prepared, RpcError> {
     let Some(complete) = req.catalog.completion.clone() else {
-        return Prepared::Immediate(Err(RpcError::method_not_found("completion/complete")));
+        return Err(RpcError::method_not_found(Method::CompletionComplete.as_str()));
     };
-    let request = match parsed {
-        Ok(r) => r,
-        Err(e) => return Prepared::Immediate(Err(e)),
-    };
+    let request = parse(req)?;
     let info = req.server.info().clone();
     let future = async move {
         let mut v = complete(request).await?;
@@ -74,12 +32,11 @@ pub(super) fn prepare(req: Incoming<'_>) -> Prepared {
         result.insert("completion".into(), completion);
         stamp_result(&mut result, &info);
         Ok(Value::Object(result))
-    }
-    .boxed();
-    Prepared::Call { future, notifications: None }
+    };
+    Ok(Prepared::call(future, None))
 }
 
-fn parse(req: &Incoming<'_>) -> Result<CompletionRequest, RpcError> {
+fn parse(req: &MethodRequest<'_>) -> Result<CompletionRequest, RpcError> {
     let invalid = |m: &str| RpcError::invalid_params(m.to_owned()).in_band();
     let reference = req.params.get("ref").ok_or_else(|| invalid("params.ref is required"))?;
     let reference = match (reference.get("type").and_then(Value::as_str), reference) {

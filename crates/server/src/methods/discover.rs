@@ -4,7 +4,7 @@ use mcp_fleet_protocol::SUPPORTED_VERSIONS;
 use mcp_fleet_protocol::types::stamp_result;
 use serde_json::{Value, json};
 
-use super::Incoming;
+use super::MethodRequest;
 use crate::catalog::Catalog;
 
 /// The capabilities a catalog advertises: identical on every replica serving the same code.
@@ -21,16 +21,16 @@ pub(crate) fn capabilities(catalog: &Catalog) -> Value {
     caps
 }
 
-pub(super) fn discover(req: &Incoming<'_>) -> Value {
+pub(super) fn discover(req: &MethodRequest<'_>) -> Value {
     let mut result = json!({
         "supportedVersions": SUPPORTED_VERSIONS,
         "capabilities": capabilities(&req.catalog),
     });
-    if let Some(instructions) = &req.server.inner.instructions {
+    if let Some(instructions) = req.server.instructions() {
         result["instructions"] = json!(instructions);
     }
     let Value::Object(mut obj) = result else { unreachable!("built as an object above") };
-    req.server.inner.cache.discover.apply(&mut obj);
+    req.server.cache_policy().discover.apply(&mut obj);
     stamp_result(&mut obj, req.server.info());
     Value::Object(obj)
 }

@@ -2,9 +2,10 @@
 //! and the hand-off to each method family, producing a [`Prepared`] answer.
 
 use futures_util::future::BoxFuture;
+use futures_util::{FutureExt, TryFutureExt};
 use http::HeaderMap;
 use mcp_fleet_protocol::envelope::RequestMeta;
-use mcp_fleet_protocol::{RequestId, RpcError};
+use mcp_fleet_protocol::{ListKind, Method, RequestId, RpcError};
 use serde_json::{Map, Value};
 use tokio::sync::mpsc;
 
@@ -18,19 +19,31 @@ use super::{completion, discover, listen, lists, prompts, resources, tools};
 /// A call's eventual result object (already stamped), or its error.
 pub(crate) type CallFuture = BoxFuture<'static, Result<Value, RpcError>>;
 
-/// How a request will be answered.
+/// How a request will be answered when it is not refused. A refusal is the `Err(RpcError)`
+/// of [`prepare`], whose status (in-band 200 or the code's own) decides the response.
 pub(crate) enum Prepared {
-    /// Answered right away (discover, lists, completion, in-band errors).
-    Immediate(Result<Value, RpcError>),
+    /// Answered right away (discover, lists).
+    Immediate(Value),
     /// A handler to run; its request-scoped notifications (if it may send any) arrive on
-    /// `notifications`, which switches the response to SSE.
+    /// `notifications`, which switches the response to SSE. Its errors are already mapped
+    /// with [`RpcError::from_handler`].
     Call { future: CallFuture, notifications: Option<crate::context::NotificationReceiver> },
     /// An open listen stream.
     Listen(ListenBody),
 }
 
+impl Prepared {
+    /// A call of `future`, whose errors take the status a handler's error gets.
+    pub(super) fn call(
+        future: impl Future<Output = Result<Value, RpcError>> + Send + 'static,
+        notifications: Option<crate::context::NotificationReceiver>,
+    ) -> Prepared {
+        Prepared::Call { future: future.map_err(RpcError::from_handler).boxed(), notifications }
+    }
+}
+
 /// Everything a method needs about one request.
-pub(crate) struct Incoming<'a> {
+pub(crate) struct MethodRequest<'a> {
     pub(crate) shared: &'a HandlerShared,
     pub(crate) server: McpServer,
     pub(crate) catalog: std::sync::Arc<Catalog>,
@@ -42,26 +55,26 @@ pub(crate) struct Incoming<'a> {
     pub(crate) headers: &'a HeaderMap,
 }
 
-/// Ladder steps 10–12, then dispatch. `Err` is a pre-dispatch rejection with its own status.
-pub(crate) fn prepare(req: Incoming<'_>) -> Result<Prepared, RpcError> {
+/// Ladder steps 10–12, then dispatch. `Err` is a rejection, in-band or not (its status says).
+pub(crate) fn prepare(req: MethodRequest<'_>) -> Result<Prepared, RpcError> {
     let Some(family) = Family::of(&req.method, &req.catalog) else {
         return Err(RpcError::method_not_found(&req.method));
     };
-    Ok(match family {
-        Family::Discover => Prepared::Immediate(Ok(discover::discover(&req))),
-        Family::List(list) => Prepared::Immediate(lists::list(&req, list)),
-        Family::CallTool => tools::prepare_call(req)?,
-        Family::ReadResource => resources::prepare_read(req),
-        Family::GetPrompt => prompts::prepare_get(req),
-        Family::Complete => completion::prepare(req),
+    match family {
+        Family::Discover => Ok(Prepared::Immediate(discover::discover(&req))),
+        Family::List(list) => lists::list(&req, list).map(Prepared::Immediate),
+        Family::CallTool => tools::prepare_call(&req),
+        Family::ReadResource => resources::prepare_read(&req),
+        Family::GetPrompt => prompts::prepare_get(&req),
+        Family::Complete => completion::prepare(&req),
         Family::Listen => listen::open(&req),
-    })
+    }
 }
 
 #[derive(Debug, Clone, Copy)]
 enum Family {
     Discover,
-    List(lists::ListMethod),
+    List(ListKind),
     CallTool,
     ReadResource,
     GetPrompt,
@@ -72,14 +85,18 @@ enum Family {
 impl Family {
     /// Methods this server answers (a capability-gated one only when advertised).
     fn of(method: &str, catalog: &Catalog) -> Option<Family> {
+        let method = Method::parse(method)?;
         Some(match method {
-            "server/discover" => Family::Discover,
-            "tools/call" => Family::CallTool,
-            "resources/read" => Family::ReadResource,
-            "prompts/get" => Family::GetPrompt,
-            "completion/complete" if catalog.completion.is_some() => Family::Complete,
-            "subscriptions/listen" => Family::Listen,
-            other => Family::List(lists::ListMethod::of(other)?),
+            Method::Discover => Family::Discover,
+            Method::ToolsCall => Family::CallTool,
+            Method::ResourcesRead => Family::ReadResource,
+            Method::PromptsGet => Family::GetPrompt,
+            Method::CompletionComplete if catalog.completion.is_some() => Family::Complete,
+            Method::CompletionComplete => return None,
+            Method::SubscriptionsListen => Family::Listen,
+            Method::ToolsList | Method::ResourcesList | Method::ResourceTemplatesList | Method::PromptsList => {
+                Family::List(method.list()?)
+            }
         })
     }
 }
@@ -88,12 +105,12 @@ impl Family {
 /// waits instead of growing memory.
 const CALL_NOTIFICATION_QUEUE: usize = 64;
 
-impl Incoming<'_> {
+impl MethodRequest<'_> {
     /// The call context for a handler, with a notification channel when the request opted in
     /// to progress or log messages and the response may switch to SSE.
     pub(crate) fn call_context(&self) -> (crate::context::CallContext, Option<crate::context::NotificationReceiver>) {
         let wants = self.meta.progress_token.is_some() || self.meta.log_level.is_some();
-        let (tx, rx) = if wants && self.shared.options.response_mode == crate::handler::ResponseMode::Auto {
+        let (tx, rx) = if wants && self.shared.options.response_mode == crate::options::ResponseMode::Auto {
             let (tx, rx) = mpsc::channel(CALL_NOTIFICATION_QUEUE);
             (Some(tx), Some(rx))
         } else {

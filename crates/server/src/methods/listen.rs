@@ -1,9 +1,9 @@
 //! `subscriptions/listen` (spec digest §17): parse the filter, narrow it to what this server
 //! supports, and register the stream with the router before its ack is written.
 
-use mcp_fleet_protocol::{ListenSupport, SubscriptionFilter};
+use mcp_fleet_protocol::{ListenSupport, RpcError, SubscriptionFilter};
 
-use super::{Incoming, Prepared};
+use super::{MethodRequest, Prepared};
 
 /// Everything listen-related is supported: the capabilities advertise all of it.
 const SUPPORT: ListenSupport = ListenSupport {
@@ -13,15 +13,9 @@ const SUPPORT: ListenSupport = ListenSupport {
     resource_subscribe: true,
 };
 
-pub(super) fn open(req: &Incoming<'_>) -> Prepared {
+pub(super) fn open(req: &MethodRequest<'_>) -> Result<Prepared, RpcError> {
     let router = &req.shared.router;
-    let filter = match SubscriptionFilter::from_params(&req.params, router.limits().max_uris_per_listen) {
-        Ok(f) => f.honoured(SUPPORT),
-        Err(e) => return Prepared::Immediate(Err(e)),
-    };
+    let filter = SubscriptionFilter::from_params(&req.params, router.limits().max_uris_per_listen)?.honoured(SUPPORT);
     let scope = req.ctx.principal.as_ref().and_then(|p| p.scope.clone());
-    match router.register(scope, filter, req.id.clone(), req.server.info().clone()) {
-        Ok(body) => Prepared::Listen(body),
-        Err(e) => Prepared::Immediate(Err(e)),
-    }
+    router.register(scope, filter, req.id.clone(), req.server.info().clone()).map(Prepared::Listen)
 }

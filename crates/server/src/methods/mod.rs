@@ -7,10 +7,10 @@ mod discover;
 mod dispatch;
 mod listen;
 mod lists;
-mod outcome;
+mod mrtr;
 mod prompts;
 mod resources;
 pub(crate) mod state;
 mod tools;
 
-pub(crate) use dispatch::{CallFuture, Incoming, Prepared, prepare};
+pub(crate) use dispatch::{CallFuture, MethodRequest, Prepared, prepare};

@@ -1,15 +1,14 @@
 //! `resources/read` (spec digest §11): static resources first, then templates; an unknown URI
 //! is `-32602` with `data.uri` (never an empty `contents`).
 
-use futures_util::FutureExt;
-use mcp_fleet_protocol::RpcError;
 use mcp_fleet_protocol::types::ResourceContents;
+use mcp_fleet_protocol::{Method, RpcError};
 use serde::Serialize;
 use serde_json::{Map, json};
 
-use super::outcome::start_call;
-use super::{Incoming, Prepared};
-use crate::catalog::ResourceRead;
+use super::mrtr::start_call;
+use super::{MethodRequest, Prepared};
+use crate::catalog::{ResourceRead, run_guarded};
 use crate::outcome::Outcome;
 
 #[derive(Serialize)]
@@ -17,11 +16,8 @@ struct ReadResult {
     contents: Vec<ResourceContents>,
 }
 
-pub(super) fn prepare_read(req: Incoming<'_>) -> Prepared {
-    let uri = match req.string_param("uri") {
-        Ok(uri) => uri,
-        Err(e) => return Prepared::Immediate(Err(e)),
-    };
+pub(super) fn prepare_read(req: &MethodRequest<'_>) -> Result<Prepared, RpcError> {
+    let uri = req.string_param("uri")?;
     let found = match req.catalog.resources.get(&uri) {
         Some(entry) => Some((entry.read.clone(), Map::new())),
         None => {
@@ -30,20 +26,17 @@ pub(super) fn prepare_read(req: Incoming<'_>) -> Prepared {
     };
     let Some((read, variables)) = found else {
         let err = RpcError::invalid_params(format!("Resource not found: {uri}")).with_data(json!({"uri": uri}));
-        return Prepared::Immediate(Err(err.in_band()));
+        return Err(err.in_band());
     };
-    let (ctx, notifications, finisher) = match start_call(&req, "resources/read", &uri) {
-        Ok(started) => started,
-        Err(e) => return Prepared::Immediate(Err(e)),
-    };
+    let (ctx, notifications, finisher) = start_call(req, Method::ResourcesRead, &uri)?;
     // A retry's result must not be cached (CACHE-3); otherwise the configured hint.
     let cache = if ctx.input_responses.is_some() || ctx.request_state.is_some() {
         mcp_fleet_protocol::types::CacheHint::NONE
     } else {
-        req.server.inner.cache.reads
+        req.server.cache_policy().reads
     };
     let future = async move {
-        let outcome = match read(ResourceRead { uri: uri.clone(), variables, ctx }).await? {
+        let outcome = match run_guarded(&read, ResourceRead { uri: uri.clone(), variables, ctx }).await? {
             Outcome::Complete(contents) if contents.is_empty() => {
                 return Err(RpcError::internal(format!("Resource {uri} produced no contents")));
             }
@@ -51,7 +44,6 @@ pub(super) fn prepare_read(req: Incoming<'_>) -> Prepared {
             Outcome::InputRequired(ir) => Outcome::InputRequired(ir),
         };
         finisher.finish(outcome, Some(cache))
-    }
-    .boxed();
-    Prepared::Call { future, notifications }
+    };
+    Ok(Prepared::call(future, notifications))
 }

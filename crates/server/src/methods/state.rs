@@ -17,7 +17,7 @@ pub(crate) struct StateCodec {
 }
 
 impl StateCodec {
-    pub(crate) fn new(key: &[u8], ttl: Duration) -> Result<Self, ServerError> {
+    pub(crate) fn try_new(key: &[u8], ttl: Duration) -> Result<Self, ServerError> {
         let signer = StateSigner::new(key).map_err(|e| ServerError::Options(e.to_string()))?;
         Ok(StateCodec { signer, ttl })
     }

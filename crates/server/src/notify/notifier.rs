@@ -4,6 +4,7 @@
 use std::sync::Arc;
 
 use mcp_fleet_bus::{Change, EventEnvelope, EventKind, ServerEventBus};
+use mcp_fleet_protocol::ListKind;
 
 use super::outbox::Outbox;
 use crate::error::ServerError;
@@ -83,13 +84,18 @@ impl Notifier {
         self.publish(Change { scope: self.scope.clone(), kind, uri }).await
     }
 
-    /// A catalog-driven list change: delivered to this node's streams now, published on the
-    /// bus by the outbox (retried until the bus accepts it).
-    pub(crate) fn announce(&self, kind: EventKind) {
-        let change = Change { scope: self.scope.clone(), kind, uri: None };
+    /// A catalog-driven change of `list`: delivered to this node's streams now, published on
+    /// the bus by the outbox (retried until the bus accepts it).
+    pub(crate) fn announce(&self, list: ListKind) {
+        let change = Change { scope: self.scope.clone(), kind: list_event(list), uri: None };
         let event = EventEnvelope::new(change, self.core.bus.node_id());
         self.core.fanout.deliver_local(&event);
         self.core.outbox.push(event);
+    }
+
+    /// Whether `other` belongs to the same handler as this notifier.
+    pub(crate) fn is_same_handler(&self, other: &Notifier) -> bool {
+        Arc::ptr_eq(&self.core, &other.core)
     }
 
     fn scoped(&self, mut change: Change) -> Result<Change, ServerError> {
@@ -103,5 +109,14 @@ impl Notifier {
             }
             _ => Ok(change),
         }
+    }
+}
+
+/// The bus event announcing a change of `list` (templates are announced as resource lists).
+fn list_event(list: ListKind) -> EventKind {
+    match list.announced_as() {
+        ListKind::Tools => EventKind::ToolsListChanged,
+        ListKind::Prompts => EventKind::PromptsListChanged,
+        ListKind::Resources | ListKind::ResourceTemplates => EventKind::ResourcesListChanged,
     }
 }

@@ -13,7 +13,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use mcp_fleet_bus::{EventEnvelope, EventKind, ServerEventBus};
+use mcp_fleet_bus::{Backoff, EventEnvelope, EventKind, ServerEventBus};
 use tokio::sync::{Notify, watch};
 
 use crate::metrics::Metrics;
@@ -98,7 +98,7 @@ impl Outbox {
 
     /// Publish pending events on `bus` until shutdown (then one last round).
     pub(crate) async fn run(self: Arc<Self>, bus: Arc<dyn ServerEventBus>, mut stop: watch::Receiver<bool>) {
-        let mut delay = RETRY_MIN;
+        let mut backoff = Backoff::new(RETRY_MIN, RETRY_MAX);
         loop {
             tokio::select! {
                 _ = self.wake.notified() => {}
@@ -106,12 +106,11 @@ impl Outbox {
             }
             while !self.publish_round(bus.as_ref()).await {
                 tokio::select! {
-                    _ = tokio::time::sleep(delay) => {}
+                    _ = tokio::time::sleep(backoff.next_delay()) => {}
                     _ = signalled(&mut stop) => break,
                 }
-                delay = (delay * 2).min(RETRY_MAX);
             }
-            delay = RETRY_MIN;
+            backoff.reset();
         }
         if !self.publish_round(bus.as_ref()).await {
             let left = self.lock().entries.len();

@@ -4,21 +4,21 @@
 
 use std::sync::Arc;
 
-use mcp_fleet_protocol::RpcError;
 use mcp_fleet_protocol::envelope::RequestMeta;
 use mcp_fleet_protocol::types::{CacheHint, stamp_result};
+use mcp_fleet_protocol::{Method, RpcError};
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 
-use super::Incoming;
+use super::MethodRequest;
 use super::state::StateCodec;
 use crate::context::{CallContext, NotificationReceiver};
 use crate::outcome::{InputRequired, Outcome};
 
 /// What binds a state token to its request: method, target, caller.
-fn binding(method: &str, target: &str, ctx: &CallContext) -> String {
+fn binding(method: Method, target: &str, ctx: &CallContext) -> String {
     let who = ctx.principal.as_ref().map(|p| p.id.as_str()).unwrap_or("");
-    format!("{method}\0{target}\0{who}")
+    format!("{}\0{target}\0{who}", method.as_str())
 }
 
 fn invalid_state() -> RpcError {
@@ -58,8 +58,8 @@ fn read_retry(
 /// that switches the response to SSE), the retry's inputs read and verified, and the
 /// [`Finisher`] that will turn the handler's outcome into the result object.
 pub(super) fn start_call(
-    req: &Incoming<'_>,
-    method: &str,
+    req: &MethodRequest<'_>,
+    method: Method,
     target: &str,
 ) -> Result<(CallContext, Option<NotificationReceiver>, Finisher), RpcError> {
     let (mut ctx, notifications) = req.call_context();

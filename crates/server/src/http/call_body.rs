@@ -1,4 +1,4 @@
-//! [`CallStream`]: the SSE body of a call that emitted a notification before its result
+//! [`CallBody`]: the SSE body of a call that emitted a notification before its result
 //! (STRM-3 "auto" mode). It owns the handler's future and polls it from the connection task,
 //! so closing the response drops the future — that *is* cancellation on HTTP.
 
@@ -16,7 +16,7 @@ use mcp_fleet_protocol::{RequestId, sse};
 use crate::methods::CallFuture;
 
 /// A call answered as an SSE stream.
-pub struct CallStream {
+pub(crate) struct CallBody {
     id: RequestId,
     future: Option<CallFuture>,
     notifications: NotificationReceiver,
@@ -24,19 +24,19 @@ pub struct CallStream {
     done: bool,
 }
 
-impl std::fmt::Debug for CallStream {
+impl std::fmt::Debug for CallBody {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("CallStream").field("id", &self.id).field("done", &self.done).finish()
+        f.debug_struct("CallBody").field("id", &self.id).field("done", &self.done).finish()
     }
 }
 
-impl CallStream {
+impl CallBody {
     pub(crate) fn new(id: RequestId, future: CallFuture, notifications: NotificationReceiver, first: Vec<u8>) -> Self {
-        CallStream { id, future: Some(future), notifications, first: Some(first), done: false }
+        CallBody { id, future: Some(future), notifications, first: Some(first), done: false }
     }
 }
 
-impl Body for CallStream {
+impl Body for CallBody {
     type Data = Bytes;
     type Error = Infallible;
 

@@ -1,0 +1,77 @@
+//! [`McpServerBuilder`]: a server's identity, instructions and [`CachePolicy`], fixed at build
+//! time; the catalog starts empty and changes through the server's registration API.
+
+use std::sync::{Arc, Mutex, OnceLock};
+
+use arc_swap::ArcSwap;
+use mcp_fleet_protocol::types::{CacheHint, CacheScope, Implementation};
+use serde_json::Value;
+
+use super::server::{Catalog, Inner, McpServer};
+
+/// Cache hints per cacheable result (CACHE-1). Defaults: discover 10 min public, lists and
+/// reads 0 ms private (never wrong; raise them when your catalog is the same for everyone).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CachePolicy {
+    /// `server/discover`.
+    pub discover: CacheHint,
+    /// `tools/list`, `prompts/list`, `resources/list`, `resources/templates/list`.
+    pub lists: CacheHint,
+    /// `resources/read`.
+    pub reads: CacheHint,
+}
+
+impl Default for CachePolicy {
+    fn default() -> Self {
+        CachePolicy {
+            discover: CacheHint { ttl_ms: 600_000, scope: CacheScope::Public },
+            lists: CacheHint::NONE,
+            reads: CacheHint::NONE,
+        }
+    }
+}
+
+/// Builds an [`McpServer`].
+pub struct McpServerBuilder {
+    info: Implementation,
+    instructions: Option<String>,
+    cache: CachePolicy,
+}
+
+impl McpServerBuilder {
+    pub(super) fn new(name: String, version: String) -> Self {
+        McpServerBuilder { info: Implementation::new(name, version), instructions: None, cache: CachePolicy::default() }
+    }
+
+    /// Instructions for the model, returned by `server/discover`.
+    pub fn instructions(mut self, text: impl Into<String>) -> Self {
+        self.instructions = Some(text.into());
+        self
+    }
+
+    /// Cache hints for discover, lists and reads.
+    pub fn cache_policy(mut self, cache: CachePolicy) -> Self {
+        self.cache = cache;
+        self
+    }
+
+    /// Build the server with an empty catalog.
+    pub fn build(self) -> McpServer {
+        McpServer {
+            inner: Arc::new(Inner {
+                info: Arc::new(info_value(&self.info)),
+                instructions: self.instructions,
+                cache: self.cache,
+                catalog: ArcSwap::from_pointee(Catalog::default()),
+                writer: Mutex::new(()),
+                notifier: OnceLock::new(),
+            }),
+        }
+    }
+}
+
+/// `serverInfo` as JSON.
+fn info_value(info: &Implementation) -> Value {
+    // `Implementation` is a plain struct of strings: serializing it cannot fail.
+    serde_json::to_value(info).unwrap_or(Value::Null)
+}

@@ -1,0 +1,159 @@
+//! [`CatalogEdit`]: the edits one catalog swap applies — additions, updates, enabling and
+//! disabling, removals — and which lists they touched, so each touched list is announced once.
+
+use mcp_fleet_protocol::ListKind;
+use mcp_fleet_protocol::headers::param_headers;
+use mcp_fleet_protocol::types::{
+    CallToolResult, GetPromptResult, Prompt, Resource, ResourceContents, ResourceTemplate, Tool,
+};
+use serde_json::Value;
+
+use super::entries::{PromptEntry, ResourceEntry, TemplateEntry, ToolEntry};
+use super::handler::{Handler, PromptGet, ResourceRead, ToolCall, shared};
+use super::listing::Listing;
+use super::server::Catalog;
+use super::template::UriTemplate;
+use crate::error::ServerError;
+
+/// Edits applied together by [`McpServer::batch`](crate::McpServer::batch): one catalog
+/// swap, one announcement per list touched.
+pub struct CatalogEdit<'a> {
+    pub(super) catalog: &'a mut Catalog,
+    pub(super) touched: Vec<ListKind>,
+}
+
+impl CatalogEdit<'_> {
+    /// Add or replace a tool (its `x-mcp-header` annotations are validated).
+    pub fn add_tool(&mut self, tool: Tool, handler: impl Handler<ToolCall, CallToolResult>) -> Result<(), ServerError> {
+        self.add_tool_requiring(tool, None, handler)
+    }
+
+    /// Add or replace a tool that needs client capabilities (e.g. `{"sampling":{}}`): calls
+    /// from clients that did not declare them get 400 `-32021` before the handler runs.
+    pub fn add_tool_requiring(
+        &mut self,
+        tool: Tool,
+        required: Option<Value>,
+        handler: impl Handler<ToolCall, CallToolResult>,
+    ) -> Result<(), ServerError> {
+        if tool.input_schema.get("type").and_then(Value::as_str) != Some("object") {
+            return Err(ServerError::Definition(format!(
+                "tool {:?}: inputSchema must have \"type\": \"object\"",
+                tool.name
+            )));
+        }
+        let param_headers = tool_param_headers(&tool)?;
+        let entry = ToolEntry {
+            def: tool,
+            enabled: true,
+            required_capabilities: required,
+            param_headers,
+            run: shared(handler),
+        };
+        self.catalog.tools.upsert(entry);
+        self.touch(ListKind::Tools);
+        Ok(())
+    }
+
+    /// Add or replace a static resource and the function that reads it.
+    pub fn add_resource(&mut self, resource: Resource, reader: impl Handler<ResourceRead, Vec<ResourceContents>>) {
+        self.catalog.resources.upsert(ResourceEntry { def: resource, enabled: true, read: shared(reader) });
+        self.touch(ListKind::Resources);
+    }
+
+    /// Add or replace a resource template (RFC 6570 level 1) and the function that reads
+    /// matching URIs.
+    pub fn add_resource_template(
+        &mut self,
+        template: ResourceTemplate,
+        reader: impl Handler<ResourceRead, Vec<ResourceContents>>,
+    ) -> Result<(), ServerError> {
+        let pattern = UriTemplate::parse(&template.uri_template).map_err(|e| ServerError::Definition(e.to_string()))?;
+        self.catalog.templates.upsert(TemplateEntry { def: template, enabled: true, pattern, read: shared(reader) });
+        self.touch(ListKind::ResourceTemplates);
+        Ok(())
+    }
+
+    /// Add or replace a prompt; missing required arguments are refused with `-32602` before
+    /// its handler runs.
+    pub fn add_prompt(&mut self, prompt: Prompt, handler: impl Handler<PromptGet, GetPromptResult>) {
+        self.catalog.prompts.upsert(PromptEntry { def: prompt, enabled: true, get: shared(handler) });
+        self.touch(ListKind::Prompts);
+    }
+
+    /// Replace a tool's definition, keeping its handler; `false` if it does not exist.
+    pub fn update_tool(&mut self, tool: Tool) -> Result<bool, ServerError> {
+        let param_headers = tool_param_headers(&tool)?;
+        let name = tool.name.clone();
+        let found = self.catalog.tools.modify(&name, |e| {
+            e.def = tool;
+            e.param_headers = param_headers;
+        });
+        Ok(self.touch_if(found, ListKind::Tools))
+    }
+
+    /// Replace a resource's definition, keeping its reader; `false` if it does not exist.
+    pub fn update_resource(&mut self, resource: Resource) -> bool {
+        let uri = resource.uri.clone();
+        let found = self.catalog.resources.modify(&uri, |e| e.def = resource);
+        self.touch_if(found, ListKind::Resources)
+    }
+
+    /// Replace a prompt's definition, keeping its handler; `false` if it does not exist.
+    pub fn update_prompt(&mut self, prompt: Prompt) -> bool {
+        let name = prompt.name.clone();
+        let found = self.catalog.prompts.modify(&name, |e| e.def = prompt);
+        self.touch_if(found, ListKind::Prompts)
+    }
+
+    /// Enable or disable an entry; `false` if it does not exist.
+    pub fn set_enabled(&mut self, kind: ListKind, key: &str, on: bool) -> bool {
+        let found = match kind {
+            ListKind::Tools => self.catalog.tools.set_enabled(key, on),
+            ListKind::Resources => self.catalog.resources.set_enabled(key, on),
+            ListKind::ResourceTemplates => self.catalog.templates.set_enabled(key, on),
+            ListKind::Prompts => self.catalog.prompts.set_enabled(key, on),
+        };
+        self.touch_if(found, kind)
+    }
+
+    /// Remove an entry; `false` if it does not exist.
+    pub fn remove(&mut self, kind: ListKind, key: &str) -> bool {
+        let found = match kind {
+            ListKind::Tools => self.catalog.tools.remove(key),
+            ListKind::Resources => self.catalog.resources.remove(key),
+            ListKind::ResourceTemplates => self.catalog.templates.remove(key),
+            ListKind::Prompts => self.catalog.prompts.remove(key),
+        };
+        self.touch_if(found, kind)
+    }
+
+    /// The keys (names, URIs, URI templates) of every entry of `kind`, enabled or not, in order.
+    pub fn keys(&self, kind: ListKind) -> Vec<String> {
+        match kind {
+            ListKind::Tools => keys_of(&self.catalog.tools),
+            ListKind::Resources => keys_of(&self.catalog.resources),
+            ListKind::ResourceTemplates => keys_of(&self.catalog.templates),
+            ListKind::Prompts => keys_of(&self.catalog.prompts),
+        }
+    }
+
+    fn touch(&mut self, kind: ListKind) {
+        self.touched.push(kind);
+    }
+
+    fn touch_if(&mut self, found: bool, kind: ListKind) -> bool {
+        if found {
+            self.touch(kind);
+        }
+        found
+    }
+}
+
+fn keys_of<T: super::entries::Listed + Clone>(listing: &Listing<T>) -> Vec<String> {
+    listing.all().map(|e| e.key().to_owned()).collect()
+}
+
+fn tool_param_headers(tool: &Tool) -> Result<Vec<mcp_fleet_protocol::headers::ParamHeader>, ServerError> {
+    param_headers(&tool.input_schema).map_err(|e| ServerError::Definition(format!("tool {:?}: {e}", tool.name)))
+}

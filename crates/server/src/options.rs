@@ -1,0 +1,282 @@
+//! [`HandlerOptions`]: everything a handler can be told, each with a production default, set
+//! by chaining (`HandlerOptions::default().bus(bus).page_size(50)`) and checked once by
+//! [`create_mcp_handler`](crate::create_mcp_handler).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use mcp_fleet_bus::ServerEventBus;
+
+use crate::auth::Authenticator;
+use crate::error::ServerError;
+use crate::listen::ListenLimits;
+
+/// When a call's response is JSON or SSE (STRM-3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ResponseMode {
+    /// JSON unless the handler emits a notification before its result. The default.
+    #[default]
+    Auto,
+    /// Always JSON; mid-call notifications are dropped.
+    Json,
+}
+
+/// Options of [`create_mcp_handler`](crate::create_mcp_handler). Every limit has a production
+/// default; each setter documents its own.
+///
+/// ```
+/// use std::time::Duration;
+/// use mcp_fleet_server::HandlerOptions;
+/// let options = HandlerOptions::default()
+///     .node_id("pod-a")
+///     .page_size(50)
+///     .max_streams(20_000)
+///     .keepalive(Duration::from_secs(20))
+///     .allowed_origins(["app.example.com"]);
+/// ```
+#[derive(Clone)]
+pub struct HandlerOptions {
+    pub(crate) bus: Option<Arc<dyn ServerEventBus>>,
+    pub(crate) node_id: Option<String>,
+    pub(crate) mcp_path: String,
+    pub(crate) page_size: usize,
+    pub(crate) max_body_bytes: usize,
+    pub(crate) listen: ListenLimits,
+    pub(crate) allowed_origins: Option<Vec<String>>,
+    pub(crate) allowed_hosts: Option<Vec<String>>,
+    pub(crate) authenticator: Option<Arc<dyn Authenticator>>,
+    pub(crate) response_mode: ResponseMode,
+    pub(crate) shutdown_deadline: Duration,
+    pub(crate) request_state_key: Option<Vec<u8>>,
+    pub(crate) request_state_ttl: Duration,
+    pub(crate) dedupe_window: usize,
+    pub(crate) bus_down_grace: Duration,
+    pub(crate) http2_max_concurrent_streams: u32,
+    pub(crate) request_read_timeout: Duration,
+    pub(crate) dead_peer_timeout: Option<Duration>,
+}
+
+impl Default for HandlerOptions {
+    fn default() -> Self {
+        HandlerOptions {
+            bus: None,
+            node_id: None,
+            mcp_path: "/mcp".into(),
+            page_size: 100,
+            max_body_bytes: 4 * 1024 * 1024,
+            listen: ListenLimits::default(),
+            allowed_origins: Some(vec!["localhost".into(), "127.0.0.1".into(), "[::1]".into()]),
+            allowed_hosts: None,
+            authenticator: None,
+            response_mode: ResponseMode::Auto,
+            shutdown_deadline: Duration::from_secs(10),
+            request_state_key: None,
+            request_state_ttl: Duration::from_secs(600),
+            dedupe_window: mcp_fleet_bus::dedupe::DEFAULT_DEDUPE_WINDOW,
+            bus_down_grace: Duration::from_secs(30),
+            http2_max_concurrent_streams: 200,
+            request_read_timeout: Duration::from_secs(30),
+            dead_peer_timeout: Some(Duration::from_secs(60)),
+        }
+    }
+}
+
+impl HandlerOptions {
+    /// The event bus change events travel on. Default: a fresh in-process
+    /// [`MemoryBus`](mcp_fleet_bus::MemoryBus) (one node). For Redis or NATS, connect one with
+    /// `mcp-fleet-bus-connect` (or the backend crates) and pass it here.
+    pub fn bus(mut self, bus: Arc<dyn ServerEventBus>) -> Self {
+        self.bus = Some(bus);
+        self
+    }
+
+    /// This node's id on the bus. Default: `HOSTNAME-pid`.
+    pub fn node_id(mut self, id: impl Into<String>) -> Self {
+        self.node_id = Some(id.into());
+        self
+    }
+
+    /// Path of the MCP endpoint. Default `/mcp`.
+    pub fn mcp_path(mut self, path: impl Into<String>) -> Self {
+        self.mcp_path = path.into();
+        self
+    }
+
+    /// Items per page of every list. Default 100.
+    pub fn page_size(mut self, items: usize) -> Self {
+        self.page_size = items;
+        self
+    }
+
+    /// Largest accepted request body; larger gets 413. Default 4 MiB.
+    pub fn max_body_bytes(mut self, bytes: usize) -> Self {
+        self.max_body_bytes = bytes;
+        self
+    }
+
+    /// Open listen streams on this node; past it a listen gets `-32603` before the ack.
+    /// Default 10 000.
+    pub fn max_streams(mut self, streams: usize) -> Self {
+        self.listen.max_streams = streams;
+        self
+    }
+
+    /// URIs in one listen's `resourceSubscriptions`; past it `-32602`. Default 1 000.
+    pub fn max_uris_per_listen(mut self, uris: usize) -> Self {
+        self.listen.max_uris_per_listen = uris;
+        self
+    }
+
+    /// Interval of `: keepalive` comments on idle listen streams; zero disables. Default 15 s.
+    pub fn keepalive(mut self, every: Duration) -> Self {
+        self.listen.keepalive = every;
+        self
+    }
+
+    /// Close each listen stream gracefully (completion result, then end) after about this long,
+    /// ±10 % so reconnects spread out; clients reconnect through the load balancer, which
+    /// rebalances streams onto replicas added since. Checked every keepalive interval (or 15 s
+    /// when keepalives are off). Default `None`: streams live until the client or a shutdown
+    /// ends them.
+    pub fn max_stream_lifetime(mut self, lifetime: Option<Duration>) -> Self {
+        self.listen.max_lifetime = lifetime;
+        self
+    }
+
+    /// Allowed `Origin` hostnames (port-agnostic); a request with another `Origin` gets 403, one
+    /// without passes. Default: `localhost`, `127.0.0.1`, `[::1]`.
+    pub fn allowed_origins<S: Into<String>>(mut self, hosts: impl IntoIterator<Item = S>) -> Self {
+        self.allowed_origins = Some(hosts.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// Accept any `Origin` (for servers not reachable from browsers, or behind a gateway that
+    /// checks it).
+    pub fn allow_any_origin(mut self) -> Self {
+        self.allowed_origins = None;
+        self
+    }
+
+    /// Allowed `Host` (or HTTP/2 `:authority`) hostnames; another gets 403. Default: any.
+    pub fn allowed_hosts<S: Into<String>>(mut self, hosts: impl IntoIterator<Item = S>) -> Self {
+        self.allowed_hosts = Some(hosts.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// Authenticate every request (see [`Authenticator`]). Default: none, everyone is anonymous.
+    pub fn authenticator(mut self, authenticator: impl Authenticator) -> Self {
+        self.authenticator = Some(Arc::new(authenticator));
+        self
+    }
+
+    /// JSON or SSE per call. Default [`ResponseMode::Auto`].
+    pub fn response_mode(mut self, mode: ResponseMode) -> Self {
+        self.response_mode = mode;
+        self
+    }
+
+    /// How long `shutdown()` waits for connections to drain. Default 10 s.
+    pub fn shutdown_deadline(mut self, deadline: Duration) -> Self {
+        self.shutdown_deadline = deadline;
+        self
+    }
+
+    /// HMAC key for MRTR `requestState` (at least 32 bytes, the same on every replica).
+    /// Default: none — handlers' state travels unsigned and must be harmless if tampered with.
+    pub fn request_state_key(mut self, key: impl Into<Vec<u8>>) -> Self {
+        self.request_state_key = Some(key.into());
+        self
+    }
+
+    /// Lifetime of signed `requestState`. Default 600 s.
+    pub fn request_state_ttl(mut self, ttl: Duration) -> Self {
+        self.request_state_ttl = ttl;
+        self
+    }
+
+    /// Event ids remembered to drop duplicates. Default 4 096.
+    pub fn dedupe_window(mut self, ids: usize) -> Self {
+        self.dedupe_window = ids;
+        self
+    }
+
+    /// How long the node may fail to hear the bus (its consumer disconnected or stopped) before
+    /// it refuses new listen streams and closes the open ones — with their completion result, so
+    /// clients reconnect to a replica that hears it — until it hears again. A readiness probe
+    /// should follow the same rule ([`McpHandler::bus_health`](crate::McpHandler::bus_health)).
+    /// Default 30 s.
+    pub fn bus_down_grace(mut self, grace: Duration) -> Self {
+        self.bus_down_grace = grace;
+        self
+    }
+
+    /// Concurrent streams (requests and listen streams) per HTTP/2 connection. Default 200.
+    pub fn http2_max_concurrent_streams(mut self, streams: u32) -> Self {
+        self.http2_max_concurrent_streams = streams;
+        self
+    }
+
+    /// How long a client may take to send its request headers, then its body (each); past it
+    /// the connection is closed (headers) or the request gets 408 (body). Default 30 s.
+    pub fn request_read_timeout(mut self, timeout: Duration) -> Self {
+        self.request_read_timeout = timeout;
+        self
+    }
+
+    /// Close connections whose peer stopped acknowledging data for this long (a vanished
+    /// client would otherwise hold its listen slot until the kernel gives up, ~15 min): sets
+    /// TCP keepalive and `TCP_USER_TIMEOUT`, and HTTP/2 pings. Default 60 s; `None` disables.
+    pub fn dead_peer_timeout(mut self, timeout: Option<Duration>) -> Self {
+        self.dead_peer_timeout = timeout;
+        self
+    }
+
+    /// This node's id: the configured one, else `HOSTNAME-pid`.
+    pub(crate) fn resolved_node_id(&self) -> String {
+        self.node_id.clone().unwrap_or_else(|| {
+            let host = std::env::var("HOSTNAME").unwrap_or_else(|_| "node".into());
+            format!("{host}-{}", std::process::id())
+        })
+    }
+
+    /// Refuse settings no handler can run with, naming the option.
+    pub(crate) fn validate(&self) -> Result<(), ServerError> {
+        let invalid = |what: &str| Err(ServerError::Options(what.to_owned()));
+        if !self.mcp_path.starts_with('/') {
+            return invalid("mcp_path must start with '/'");
+        }
+        if self.page_size == 0 || self.max_body_bytes == 0 || self.dedupe_window == 0 {
+            return invalid("page_size, max_body_bytes and dedupe_window must be positive");
+        }
+        if self.listen.max_streams == 0 || self.listen.max_uris_per_listen == 0 {
+            return invalid("max_streams and max_uris_per_listen must be positive");
+        }
+        if self.http2_max_concurrent_streams == 0 || self.request_read_timeout.is_zero() {
+            return invalid("http2_max_concurrent_streams and request_read_timeout must be positive");
+        }
+        if self.shutdown_deadline.is_zero() || self.request_state_ttl.is_zero() {
+            return invalid("shutdown_deadline and request_state_ttl must be positive");
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_are_valid_and_each_bad_setting_is_named() {
+        assert!(HandlerOptions::default().validate().is_ok());
+        let cases = [
+            (HandlerOptions::default().mcp_path("mcp"), "mcp_path"),
+            (HandlerOptions::default().page_size(0), "page_size"),
+            (HandlerOptions::default().max_streams(0), "max_streams"),
+            (HandlerOptions::default().shutdown_deadline(Duration::ZERO), "shutdown_deadline"),
+        ];
+        for (options, named) in cases {
+            let err = options.validate().expect_err(named).to_string();
+            assert!(err.contains(named), "{err}");
+        }
+    }
+}
