@@ -15,12 +15,26 @@ pub struct Principal {
     pub id: String,
     /// Tenant scope: its listen streams receive global events and events of this scope only.
     pub scope: Option<String>,
+    /// OAuth scopes granted to the caller (e.g. from a bearer token's `scope` claim); tools may
+    /// require some of them.
+    pub scopes: Vec<String>,
 }
 
 impl Principal {
-    /// A principal in a tenant scope.
+    /// A principal in a tenant scope, with no OAuth scopes.
     pub fn new(id: impl Into<String>, scope: Option<String>) -> Self {
-        Principal { id: id.into(), scope }
+        Principal { id: id.into(), scope, scopes: Vec::new() }
+    }
+
+    /// The same principal granted `scopes`.
+    pub fn with_scopes<S: Into<String>>(mut self, scopes: impl IntoIterator<Item = S>) -> Self {
+        self.scopes = scopes.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Whether every scope in `required` was granted.
+    pub fn has_scopes(&self, required: &[String]) -> bool {
+        required.iter().all(|r| self.scopes.contains(r))
     }
 }
 
