@@ -4,6 +4,9 @@
 //! A frame can beat its publish record to the loader (the node fans out before the publisher
 //! hears back, and a worker hears of publishes through a pipe), so frames of unknown versions
 //! are parked until their record arrives; any still parked at the end are reported.
+//!
+//! Matching a frame to its publish also checks scope: a frame of a change scoped to another
+//! tenant than the stream's is **misrouted** (a scope leak) and fails verification.
 
 use std::collections::HashMap;
 
@@ -36,13 +39,21 @@ impl EventDeliveries {
 pub struct Deliveries {
     by_version: HashMap<u64, Vec<PublishRecord>>,
     per_publish: Vec<EventDeliveries>,
-    parked: Vec<(Option<u64>, u64, u64)>,
+    /// Frames waiting for their publish: (epoch, version, arrival, the stream's tenant).
+    parked: Vec<(Option<u64>, u64, u64, Option<u32>)>,
     latency: Histogram<u64>,
+    misrouted: u64,
 }
 
 impl Default for Deliveries {
     fn default() -> Self {
-        Deliveries { by_version: HashMap::new(), per_publish: Vec::new(), parked: Vec::new(), latency: new_histogram() }
+        Deliveries {
+            by_version: HashMap::new(),
+            per_publish: Vec::new(),
+            parked: Vec::new(),
+            latency: new_histogram(),
+            misrouted: 0,
+        }
     }
 }
 
@@ -60,18 +71,21 @@ impl Deliveries {
             self.per_publish.resize(seq + 1, EventDeliveries::default());
         }
         let parked = std::mem::take(&mut self.parked);
-        for (epoch, version, at_us) in parked {
-            self.on_frame(epoch, version, at_us);
+        for (epoch, version, at_us, tenant) in parked {
+            self.on_frame(epoch, version, at_us, tenant);
         }
     }
 
-    /// A change frame of `version` (in `epoch`) arrived at `at_us`.
-    pub fn on_frame(&mut self, epoch: Option<u64>, version: u64, at_us: u64) {
+    /// A change frame of `version` (in `epoch`) arrived at `at_us` on a stream of `tenant`.
+    pub fn on_frame(&mut self, epoch: Option<u64>, version: u64, at_us: u64, tenant: Option<u32>) {
         let publish = self.by_version.get(&version).and_then(|all| all.iter().find(|p| epochs_match(p.epoch, epoch)));
         let Some(publish) = publish else {
-            self.parked.push((epoch, version, at_us));
+            self.parked.push((epoch, version, at_us, tenant));
             return;
         };
+        if publish.scope.is_some() && publish.scope != tenant {
+            self.misrouted += 1;
+        }
         record(&mut self.latency, at_us.saturating_sub(publish.sent_us));
         if let Some(slot) = self.per_publish.get_mut(publish.seq as usize) {
             slot.count += 1;
@@ -87,6 +101,11 @@ impl Deliveries {
     /// Publish sent → frame arrived, in µs.
     pub fn latency(&self) -> &Histogram<u64> {
         &self.latency
+    }
+
+    /// Frames of a change scoped to another tenant than their stream's.
+    pub fn misrouted(&self) -> u64 {
+        self.misrouted
     }
 
     /// Frames whose version matches no publish of this run (yet).
@@ -107,12 +126,26 @@ mod tests {
     #[test]
     fn a_frame_that_beats_its_publish_record_is_counted_when_the_record_arrives() {
         let mut d = Deliveries::new();
-        d.on_frame(Some(3), 7, 1_500);
+        d.on_frame(Some(3), 7, 1_500, None);
         assert_eq!(d.unmatched(), 1);
         d.on_publish(publish(0, 7, 1_000));
-        d.on_frame(None, 7, 1_800);
+        d.on_frame(None, 7, 1_800, None);
         assert_eq!(d.unmatched(), 0);
         assert_eq!(d.per_publish(), [EventDeliveries { count: 2, last_us: 1_800 }]);
         assert_eq!((d.latency().len(), d.latency().max()), (2, 800));
+        assert_eq!(d.misrouted(), 0);
+    }
+
+    #[test]
+    fn a_frame_of_another_tenants_change_is_misrouted() {
+        let mut d = Deliveries::new();
+        let mut scoped = publish(0, 3, 100);
+        scoped.scope = Some(1);
+        d.on_publish(scoped);
+        d.on_frame(None, 3, 200, Some(1));
+        assert_eq!(d.misrouted(), 0);
+        d.on_frame(None, 3, 210, Some(0));
+        d.on_frame(None, 3, 220, None);
+        assert_eq!(d.misrouted(), 2);
     }
 }

@@ -113,9 +113,9 @@ impl LoaderShared {
         f(&mut lock(&self.slots[slot]))
     }
 
-    /// A change frame arrived.
-    pub fn on_delivery(&self, epoch: Option<u64>, version: u64, at_us: u64) {
-        lock(&self.deliveries).on_frame(epoch, version, at_us);
+    /// A change frame arrived on a stream of `tenant`.
+    pub fn on_delivery(&self, epoch: Option<u64>, version: u64, at_us: u64, tenant: Option<u32>) {
+        lock(&self.deliveries).on_frame(epoch, version, at_us, tenant);
     }
 
     /// A stream's first acknowledgement took `took` after its open permit.
@@ -210,8 +210,13 @@ impl Loader {
             let (shared, gate, mut stopped, lists) =
                 (shared.clone(), open_gate.clone(), stop.subscribe(), lists.clone());
             tasks.push(tokio::spawn(async move {
-                // The gate is never closed, so acquiring fails only if the loader is gone.
-                let Ok(permit) = gate.acquire_owned().await else { return };
+                // The gate is never closed; a client still waiting for it when the run stops
+                // just ends.
+                let permit = tokio::select! {
+                    permit = gate.acquire_owned() => permit,
+                    _ = stopped.wait_for(|s| *s) => return,
+                };
+                let Ok(permit) = permit else { return };
                 let probe = Probe::new(shared, slot, lists, permit);
                 watcher
                     .run(probe, async move {
@@ -310,6 +315,7 @@ fn final_result(shared: &LoaderShared) -> LoaderResult {
     let deliveries = lock(&shared.deliveries);
     result.deliveries = deliveries.per_publish().to_vec();
     result.unmatched_frames = deliveries.unmatched() as u64;
+    result.misrouted = deliveries.misrouted();
     result.delivery_latency = encode(deliveries.latency());
     result.open_latency = encode(&lock(&shared.open_latency));
     result.open_failures = shared.counters.open_failures.load(Ordering::Relaxed);

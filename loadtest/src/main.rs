@@ -57,7 +57,7 @@ fn check_file_budget(args: &Args, files: u64) -> Result<(), LoadtestError> {
     let sockets = if args.h2_streams_per_conn == 0 {
         streams + args.relist_concurrency
     } else {
-        streams.div_ceil(args.h2_streams_per_conn) * args.urls.len().max(1)
+        streams.div_ceil(args.h2_streams_per_conn) + args.urls.len().max(1)
     };
     let needed = (sockets + 64) as u64;
     if needed > files {

@@ -22,6 +22,7 @@ use crate::plan::{Key, parse_uri};
 pub struct Probe {
     shared: Arc<LoaderShared>,
     slot: usize,
+    tenant: Option<u32>,
     lists: Vec<ListKind>,
     opening: Option<(Instant, OwnedSemaphorePermit)>,
     connected: bool,
@@ -33,9 +34,11 @@ pub struct Probe {
 impl Probe {
     /// A probe for local slot `slot`, holding an open permit until the client is ready.
     pub fn new(shared: Arc<LoaderShared>, slot: usize, lists: Vec<ListKind>, permit: OwnedSemaphorePermit) -> Probe {
+        let tenant = shared.with_slot(slot, |s| s.tenant);
         Probe {
             shared,
             slot,
+            tenant,
             lists,
             opening: Some((Instant::now(), permit)),
             connected: false,
@@ -107,7 +110,7 @@ impl Observer for Probe {
             }
         });
         if let EventStamp::Change { epoch, version, .. } = notification.stamp {
-            self.shared.on_delivery(epoch, version, at_us);
+            self.shared.on_delivery(epoch, version, at_us, self.tenant);
         }
     }
 

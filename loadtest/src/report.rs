@@ -209,7 +209,8 @@ pub struct RelistPhase {
 pub struct VerifyReport {
     /// Whether `--verify` was given (figures are computed either way).
     pub enabled: bool,
-    /// Whether nothing was lost, no epoch changed without a gap and no frame was misrouted.
+    /// Whether nothing was lost, no epoch changed without a gap, no frame came for a key the
+    /// stream does not follow and none for another tenant's change.
     pub passed: bool,
     /// (stream, publish) pairs checked.
     pub checked: u64,
@@ -219,6 +220,8 @@ pub struct VerifyReport {
     pub covered_by_gap: u64,
     /// Pairs covered only by a reconnect.
     pub covered_by_reconnect: u64,
+    /// Frames of a change scoped to another tenant than their stream's (a scope leak).
+    pub misrouted: u64,
     /// Frame counters.
     #[serde(flatten)]
     pub counts: FrameCounts,
@@ -299,7 +302,8 @@ impl Report {
             }
         }
         let lost = r.verdict.lost;
-        let passed = lost == 0 && r.counts.epoch_changes_without_gap == 0 && r.counts.unexpected == 0;
+        let passed =
+            lost == 0 && r.counts.epoch_changes_without_gap == 0 && r.counts.unexpected == 0 && r.misrouted == 0;
         let relist = args.relist.then(|| RelistPhase {
             initial: request_phase(&r.initial),
             storm: request_phase(&r.relist),
@@ -343,6 +347,7 @@ impl Report {
                 lost,
                 covered_by_gap: r.verdict.covered_by_gap,
                 covered_by_reconnect: r.verdict.covered_by_reconnect,
+                misrouted: r.misrouted,
                 counts: r.counts,
                 disconnects: r.disconnects.clone(),
                 examples: r.verdict.examples.clone(),
@@ -421,7 +426,7 @@ impl Report {
             &mut out,
             "verification",
             format_args!(
-                "{} — {} checked, {} lost, {} duplicated, {} out of order, {} gap frames ({} covered by gaps, {} by reconnects), {} epoch changes without gap, {} unexpected",
+                "{} — {} checked, {} lost, {} duplicated, {} out of order, {} gap frames ({} covered by gaps, {} by reconnects), {} epoch changes without gap, {} unexpected, {} misrouted",
                 if v.passed { "passed" } else { "FAILED" },
                 v.checked,
                 v.lost,
@@ -431,7 +436,8 @@ impl Report {
                 v.covered_by_gap,
                 v.covered_by_reconnect,
                 v.counts.epoch_changes_without_gap,
-                v.counts.unexpected
+                v.counts.unexpected,
+                v.misrouted
             ),
         );
         if let Some(s) = &self.server {

@@ -162,6 +162,8 @@ pub struct LoaderResult {
     pub deliveries: Vec<EventDeliveries>,
     /// Frames matching no publish of the run.
     pub unmatched_frames: u64,
+    /// Frames of a change scoped to another tenant than their stream's.
+    pub misrouted: u64,
     /// Publish sent → frame arrived (HDR V2, base64).
     pub delivery_latency: String,
     /// Per publish (by sequence number), when re-listing.
@@ -192,6 +194,7 @@ impl LoaderResult {
         self.streams_complete += other.streams_complete;
         merge_by_index(&mut self.deliveries, &other.deliveries, EventDeliveries::merge);
         self.unmatched_frames += other.unmatched_frames;
+        self.misrouted += other.misrouted;
         self.delivery_latency = merged(&self.delivery_latency, &other.delivery_latency)?;
         merge_by_index(&mut self.convergence, &other.convergence, EventConvergence::merge);
         self.client_convergence = merged(&self.client_convergence, &other.client_convergence)?;

@@ -4,6 +4,7 @@
 //! again, and merge everything into a [`Report`].
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use tokio::sync::mpsc;
@@ -89,16 +90,18 @@ pub async fn run(args: &Args, launch: Option<&Launch>) -> Result<Report, Loadtes
 
     loaders.events_started();
     let (accepted, mut inbox) = mpsc::unbounded_channel::<PublishRecord>();
+    let forwarded = Arc::new(AtomicU64::new(0));
     let forward = tokio::spawn({
-        let loaders = loaders.clone();
+        let (loaders, forwarded) = (loaders.clone(), forwarded.clone());
         async move {
             while let Some(record) = inbox.recv().await {
                 loaders.publish(record);
+                forwarded.fetch_add(1, Ordering::Relaxed);
             }
         }
     });
     let publishing = run_shape(shape, publisher.clone(), &plan, clock, args.publish_concurrency, accepted);
-    let published = with_progress(publishing, &loaders, &progress, settle_us, "events").await;
+    let published = with_progress(publishing, &loaders, &progress, settle_us, &forwarded).await;
     let _ = forward.await;
     if published.records.is_empty() && published.failed > 0 {
         progress.finish();
@@ -165,13 +168,13 @@ async fn wait_ready(args: &Args, loaders: &Loaders, progress: &Progress, settle_
     }
 }
 
-/// Drive `work` while updating the progress line.
+/// Drive the event phase while updating the progress line with `published` events.
 async fn with_progress<T>(
     work: impl std::future::Future<Output = T>,
     loaders: &Loaders,
     progress: &Progress,
     settle_us: u64,
-    phase: &str,
+    published: &AtomicU64,
 ) -> T {
     tokio::pin!(work);
     loop {
@@ -179,7 +182,7 @@ async fn with_progress<T>(
             done = &mut work => return done,
             () = tokio::time::sleep(POLL * 2) => {
                 if let Ok(Some(live)) = loaders.live(settle_us) {
-                    progress.update(phase, &live, live.deliveries);
+                    progress.update("events", &live, published.load(Ordering::Relaxed));
                 }
             }
         }
