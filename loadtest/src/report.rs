@@ -80,7 +80,7 @@ pub struct Inputs {
 
 /// The load shape as given.
 #[derive(Debug, Clone, Serialize)]
-#[serde(rename_all = "camelCase", tag = "kind")]
+#[serde(rename_all = "camelCase", rename_all_fields = "camelCase", tag = "kind")]
 pub enum ShapeInput {
     /// `--events N --interval-ms I`.
     Events {
@@ -558,5 +558,18 @@ fn inputs(args: &Args, plan: &Plan, shape: Shape, publisher: (&'static str, Vec<
         verify: args.verify,
         seed: plan.seed,
         settle_ms: args.settle_ms,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ShapeInput;
+
+    #[test]
+    fn shape_fields_are_camel_case_as_documented() {
+        let events = serde_json::to_value(ShapeInput::Events { events: 3, interval_ms: 5 }).unwrap();
+        assert_eq!(events, serde_json::json!({"kind": "events", "events": 3, "intervalMs": 5}));
+        let rate = serde_json::to_value(ShapeInput::Rate { rate: 2.0, duration_secs: 1.5 }).unwrap();
+        assert_eq!(rate, serde_json::json!({"kind": "rate", "rate": 2.0, "durationSecs": 1.5}));
     }
 }

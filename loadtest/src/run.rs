@@ -23,8 +23,12 @@ use crate::results::{LiveStats, LoaderResult};
 use crate::verify::PublishRecord;
 use crate::worker::{Launch, ToWorker, Workers};
 
-/// How often the coordinator looks at the loaders' live stats.
+/// How often the coordinator looks at the loaders' live stats while streams open (cheap:
+/// nothing is published yet).
 const POLL: Duration = Duration::from_millis(100);
+/// How often it looks during the event phase and settling: an in-process check scans every
+/// stream, so look no more often than workers report (twice a second).
+const LIVE_POLL: Duration = Duration::from_millis(500);
 
 /// The loaders of a run: this process, or worker processes.
 #[derive(Debug)]
@@ -180,7 +184,7 @@ async fn with_progress<T>(
     loop {
         tokio::select! {
             done = &mut work => return done,
-            () = tokio::time::sleep(POLL * 2) => {
+            () = tokio::time::sleep(LIVE_POLL) => {
                 if let Ok(Some(live)) = loaders.live(settle_us) {
                     progress.update("events", &live, published.load(Ordering::Relaxed));
                 }
@@ -202,7 +206,7 @@ async fn wait_settled(
     // Worker stats are up to half a second old: require two quiet reports in a row.
     let mut quiet = 0;
     while Instant::now() < deadline {
-        tokio::time::sleep(POLL * 5).await;
+        tokio::time::sleep(LIVE_POLL).await;
         let Some(live) = loaders.live(settle_us)? else { continue };
         progress.update("settling", &live, published);
         let done = live.pending == 0 && (!args.relist || live.unconverged == 0);
