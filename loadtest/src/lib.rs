@@ -2,7 +2,7 @@
 //! outside — many `subscriptions/listen` streams (optionally real re-listing clients, built
 //! on `mcp-fleet-client`), timed change events published through a node's admin endpoint or
 //! straight onto the bus, loss verification, and exact latency histograms merged across
-//! loader processes. The binary (`main.rs`) is a thin wrapper around [`run`].
+//! loader processes. The binary (`main.rs`) is a thin wrapper around [`run()`].
 //!
 //! - [`args`]: the command line; [`plan`]: what each stream follows, the change sequence.
 //! - [`run`][mod@run]: the coordinator; [`worker`]: loader processes and their protocol.
@@ -11,7 +11,7 @@
 //! - [`deliveries`], [`convergence`]: delivery latency and time to convergence.
 //! - [`publish`]: admin or bus publishing, in the three load shapes.
 //! - [`metrics`], [`procfs`]: the nodes' own counters, CPU and memory.
-//! - [`results`], [`report`], [`hist`], [`progress`], [`clock`]: figures and their output.
+//! - [`results`], [`report`], [`table`], [`hist`], [`progress`], [`clock`]: figures and their output.
 //! - [`limit`]: the machine's raw fan-out limit, measured in the same run.
 //!
 //! ```no_run
@@ -44,6 +44,7 @@ pub mod publish;
 pub mod report;
 pub mod results;
 pub mod run;
+pub mod table;
 pub mod verify;
 pub mod worker;
 

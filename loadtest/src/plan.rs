@@ -1,4 +1,4 @@
-//! [`Plan`]: what a run does, derived once from [`Args`](crate::args::Args) — which node,
+//! [`Plan`]: what a run does, derived once from [`Args`] — which node,
 //! tenant and URIs each stream gets, which lists it follows, and the deterministic sequence
 //! of changes ([`Plan::change`]) drawn from the mix.
 //!
