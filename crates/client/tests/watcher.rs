@@ -172,3 +172,38 @@ async fn a_failed_relist_keeps_the_previous_snapshot() {
     assert_eq!(tools.borrow().as_ref().map(|s| s.items.len()), Some(2), "the previous snapshot is kept");
     listen_node.shutdown().await;
 }
+
+#[tokio::test]
+async fn a_shared_h2c_connection_carries_many_clients_and_comes_back_after_the_node_restarts() {
+    let (handler, url) = serve(server_with_tools(3), 2).await;
+    let endpoint = Endpoint::parse(&url).unwrap();
+    let shared = mcp_fleet_client::SharedH2::start(
+        endpoint.authority(),
+        mcp_fleet_client::ReconnectPolicy { initial: Duration::from_millis(20), ..Default::default() },
+    );
+    let clients: Vec<_> = (0..5).map(|_| RpcClient::new(Transport::Shared(shared.clone()), endpoint.clone())).collect();
+    for rpc in &clients {
+        let snapshot = fetch_snapshot(rpc, ListKind::Tools, FetchOptions::default()).await.outcome.unwrap();
+        assert_eq!(snapshot.items.len(), 3);
+    }
+
+    handler.shutdown().await;
+    let listener = tokio::net::TcpListener::bind(endpoint.authority()).await.expect("rebind the same port");
+    let restarted = create_mcp_handler(server_with_tools(4), HandlerOptions::default()).await.expect("handler");
+    tokio::spawn({
+        let restarted = restarted.clone();
+        async move { restarted.serve(listener).await }
+    });
+    // The connection task notices the closed connection and dials again; until it has,
+    // requests fail fast instead of hanging.
+    let mut items = 0;
+    for _ in 0..200 {
+        if let Ok(s) = fetch_snapshot(&clients[0], ListKind::Tools, FetchOptions::default()).await.outcome {
+            items = s.items.len();
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    assert_eq!(items, 4, "the shared connection reconnected to the restarted node");
+    restarted.shutdown().await;
+}
