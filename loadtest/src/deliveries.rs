@@ -34,13 +34,17 @@ impl EventDeliveries {
     }
 }
 
+/// A frame that arrived before its publish record: (epoch, arrival in µs, the stream's tenant).
+type ParkedFrame = (Option<u64>, u64, Option<u32>);
+
 /// Delivery bookkeeping of one loader.
 #[derive(Debug)]
 pub struct Deliveries {
     by_version: HashMap<u64, Vec<PublishRecord>>,
     per_publish: Vec<EventDeliveries>,
-    /// Frames waiting for their publish: (epoch, version, arrival, the stream's tenant).
-    parked: Vec<(Option<u64>, u64, u64, Option<u32>)>,
+    /// Frames waiting for their publish, by version. Keyed so a publish settles only its own
+    /// frames: frames that never match (another publisher on the bus) cost nothing per publish.
+    parked: HashMap<u64, Vec<ParkedFrame>>,
     latency: Histogram<u64>,
     misrouted: u64,
 }
@@ -50,7 +54,7 @@ impl Default for Deliveries {
         Deliveries {
             by_version: HashMap::new(),
             per_publish: Vec::new(),
-            parked: Vec::new(),
+            parked: HashMap::new(),
             latency: new_histogram(),
             misrouted: 0,
         }
@@ -70,9 +74,8 @@ impl Deliveries {
         if self.per_publish.len() <= seq {
             self.per_publish.resize(seq + 1, EventDeliveries::default());
         }
-        let parked = std::mem::take(&mut self.parked);
-        for (epoch, version, at_us, tenant) in parked {
-            self.on_frame(epoch, version, at_us, tenant);
+        for (epoch, at_us, tenant) in self.parked.remove(&publish.version).unwrap_or_default() {
+            self.on_frame(epoch, publish.version, at_us, tenant);
         }
     }
 
@@ -80,7 +83,7 @@ impl Deliveries {
     pub fn on_frame(&mut self, epoch: Option<u64>, version: u64, at_us: u64, tenant: Option<u32>) {
         let publish = self.by_version.get(&version).and_then(|all| all.iter().find(|p| epochs_match(p.epoch, epoch)));
         let Some(publish) = publish else {
-            self.parked.push((epoch, version, at_us, tenant));
+            self.parked.entry(version).or_default().push((epoch, at_us, tenant));
             return;
         };
         if publish.scope.is_some() && publish.scope != tenant {
@@ -110,7 +113,7 @@ impl Deliveries {
 
     /// Frames whose version matches no publish of this run (yet).
     pub fn unmatched(&self) -> usize {
-        self.parked.len()
+        self.parked.values().map(Vec::len).sum()
     }
 }
 
