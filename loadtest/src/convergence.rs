@@ -69,6 +69,9 @@ struct ListRecord {
     in_flight: Option<(u64, Coverage)>,
     covered_n: u64,
     installs: Vec<Install>,
+    /// Whether installs span more than one known epoch (then versions are not monotone
+    /// across them and lookups fall back to a scan).
+    mixed_epochs: bool,
     revision: Option<String>,
 }
 
@@ -90,6 +93,7 @@ impl ClientLists {
                 in_flight: None,
                 covered_n: 0,
                 installs: Vec::new(),
+                mixed_epochs: false,
                 revision: None,
             })
             .collect();
@@ -126,6 +130,8 @@ impl ClientLists {
         let Some(list) = self.list_mut(kind) else { return };
         let Some((covers, coverage)) = list.in_flight.take() else { return };
         if let Some(revision) = revision {
+            let known = list.installs.iter().rev().find_map(|i| i.coverage.epoch);
+            list.mixed_epochs |= known.is_some() && coverage.epoch.is_some() && known != coverage.epoch;
             list.installs.push(Install { coverage, at_us });
             list.covered_n = list.covered_n.max(covers);
             list.revision = Some(revision.to_owned());
@@ -144,9 +150,21 @@ impl ClientLists {
 
     /// When this client first held a snapshot covering `publish` (`None`: never, or the
     /// client does not re-list its key).
+    ///
+    /// Installs only ever cover more (the gap/reconnect time and, within an epoch, the
+    /// version heard never decrease), so this is two binary searches — it runs for every
+    /// (client, publish) pair at the end of a run.
     pub fn converged_at(&self, publish: &PublishRecord) -> Option<u64> {
         let list = self.lists.iter().find(|l| l.key == publish.key)?;
-        list.installs.iter().find(|i| i.coverage.covers(publish)).map(|i| i.at_us)
+        let installs = &list.installs;
+        if list.mixed_epochs {
+            return installs.iter().find(|i| i.coverage.covers(publish)).map(|i| i.at_us);
+        }
+        let by_cover = installs.partition_point(|i| i.coverage.cover_us < publish.accepted_us);
+        let by_version = installs.partition_point(|i| {
+            !(epochs_match(i.coverage.epoch, publish.epoch) && i.coverage.version.is_some_and(|v| v >= publish.version))
+        });
+        installs.get(by_cover.min(by_version)).map(|i| i.at_us)
     }
 
     /// Whether this client re-lists `key`.
@@ -211,6 +229,31 @@ mod tests {
         c.on_notification(ListKind::Tools, change(5), 1_010);
         c.on_fetch_finished(ListKind::Tools, Some("r0"), 1_050);
         assert_eq!(c.converged_at(&publish(5, 1_000)), None);
+    }
+
+    #[test]
+    fn binary_searches_agree_with_a_scan() {
+        let mut c = ClientLists::new(&[ListKind::Tools]);
+        c.on_connected(100);
+        let mut covers = 0;
+        for v in 1..=40u64 {
+            if v % 3 == 0 {
+                c.on_notification(ListKind::Tools, EventStamp::Gap { epoch: None, last_version: None }, 1_000 + v * 10);
+            } else {
+                c.on_notification(ListKind::Tools, change(v), 1_000 + v * 10);
+            }
+            if v % 4 == 0 {
+                covers += 1;
+                c.on_fetch_started(ListKind::Tools, covers);
+                c.on_fetch_finished(ListKind::Tools, Some("r"), 1_005 + v * 10);
+            }
+        }
+        let list = &c.lists[0];
+        for v in 1..=45u64 {
+            let p = publish(v, 1_000 + v * 10 - 5);
+            let scan = list.installs.iter().find(|i| i.coverage.covers(&p)).map(|i| i.at_us);
+            assert_eq!(c.converged_at(&p), scan, "version {v}");
+        }
     }
 
     #[test]
