@@ -65,6 +65,11 @@ pub struct Args {
     /// Listen streams being opened at once.
     #[arg(long, default_value_t = 256)]
     pub open_concurrency: usize,
+    /// A listen stream with no bytes (not even a keep-alive) for this many seconds is
+    /// reopened; 0 = never (for nodes run without keep-alives). Default: three of the
+    /// nodes' default 15 s keep-alives.
+    #[arg(long, default_value_t = 45)]
+    pub idle_timeout_secs: u64,
     /// How long opening every stream (and its first snapshot with `--relist`) may take.
     #[arg(long, default_value_t = 120)]
     pub open_timeout_secs: u64,

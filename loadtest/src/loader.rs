@@ -205,7 +205,9 @@ impl Loader {
                     .collect(),
                 ..ListenFilter::for_lists(&plan.lists())
             };
-            let options = WatcherOptions { filter, relist: lists.clone(), ..Default::default() };
+            let mut options = WatcherOptions { filter, relist: lists.clone(), ..Default::default() };
+            options.listener.idle_timeout =
+                (args.idle_timeout_secs > 0).then(|| Duration::from_secs(args.idle_timeout_secs));
             let watcher = CatalogWatcher::new(listen, requests, options);
             let (shared, gate, mut stopped, lists) =
                 (shared.clone(), open_gate.clone(), stop.subscribe(), lists.clone());

@@ -1,17 +1,26 @@
 //! The live progress line on stderr (indicatif): phase, streams open, events published,
-//! deliveries, p50/p99 so far, overdue ("lost" if it stays), re-lists. Hidden with `--quiet`
-//! or when stderr is not a terminal.
+//! deliveries, p50/p99 so far, overdue ("lost" if it stays), re-lists. Hidden with
+//! `--quiet`; when stderr is not a terminal (a run logged to a file) the same line is printed
+//! plainly every [`PLAIN_EVERY`].
 
-use std::time::Duration;
+use std::io::IsTerminal;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use crate::results::{LiveStats, histogram};
 
+/// How often the plain (non-terminal) progress line is printed.
+pub const PLAIN_EVERY: Duration = Duration::from_secs(5);
+
 /// The progress line.
 #[derive(Debug)]
 pub struct Progress {
     bar: ProgressBar,
+    /// When stderr is not a terminal and not quiet: when the plain line was last printed
+    /// (a mutex so `update` takes `&self`; only the coordinator's task calls it).
+    plain: Option<Mutex<Option<Instant>>>,
 }
 
 impl Progress {
@@ -24,7 +33,8 @@ impl Progress {
                 .unwrap_or_else(|_| ProgressStyle::default_spinner()),
         );
         bar.enable_steady_tick(Duration::from_millis(250));
-        Progress { bar }
+        let plain = (!quiet && !std::io::stderr().is_terminal()).then(|| Mutex::new(None));
+        Progress { bar, plain }
     }
 
     /// Show `phase` with `live` and `published` events.
@@ -33,7 +43,7 @@ impl Progress {
             Ok(h) if !h.is_empty() => (h.value_at_quantile(0.5), h.value_at_quantile(0.99)),
             _ => (0, 0),
         };
-        self.bar.set_message(format!(
+        let line = format!(
             "{phase}: streams {}/{} open · events {published} · deliveries {} · p50 {} p99 {} · lost {} · relists {} ({} errors) · reconnects {}",
             live.ready,
             live.streams,
@@ -44,7 +54,15 @@ impl Progress {
             live.requests,
             live.request_errors,
             live.reconnects,
-        ));
+        );
+        if let Some(last) = &self.plain {
+            let mut last = last.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            if last.is_none_or(|t| t.elapsed() >= PLAIN_EVERY) {
+                *last = Some(Instant::now());
+                eprintln!("{line}");
+            }
+        }
+        self.bar.set_message(line);
     }
 
     /// Remove the line.
