@@ -10,38 +10,42 @@ use std::time::{Duration, Instant};
 
 use tokio::io::AsyncReadExt;
 
+use crate::error::LoadtestError;
+use crate::procfs::cpu_ticks;
+
 /// Accept `streams` connections on `listen`, then write `events` rounds of one `frame_bytes`
 /// frame to every connection, `interval` apart; print CPU per frame.
-pub(crate) fn writer(
+pub fn writer(
     listen: &str,
     streams: usize,
     events: usize,
     frame_bytes: usize,
     interval: Duration,
-) -> Result<(), Box<dyn std::error::Error>> {
-    let listener = TcpListener::bind(listen)?;
+) -> Result<(), LoadtestError> {
+    let listener = TcpListener::bind(listen).map_err(LoadtestError::io(format!("binding {listen}")))?;
     let mut sockets = Vec::with_capacity(streams);
     while sockets.len() < streams {
-        let (mut socket, _) = listener.accept()?;
-        socket.set_nodelay(true)?;
+        let (mut socket, _) = listener.accept().map_err(LoadtestError::io("accepting"))?;
+        socket.set_nodelay(true).map_err(LoadtestError::io("setting TCP_NODELAY"))?;
         socket
-            .write_all(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n")?;
+            .write_all(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n")
+            .map_err(LoadtestError::io("writing the response head"))?;
         sockets.push(socket);
     }
     let payload = format!("event: message\ndata: {}\n\n", "x".repeat(frame_bytes.saturating_sub(23)));
     let frame = format!("{:x}\r\n{payload}\r\n", payload.len()).into_bytes();
-    let before = crate::cpu_ticks(std::process::id())?;
+    let before = cpu_ticks(std::process::id())?;
     let started = Instant::now();
     let mut fanouts = Vec::with_capacity(events);
     for _ in 0..events {
         let round = Instant::now();
         for socket in &mut sockets {
-            socket.write_all(&frame)?;
+            socket.write_all(&frame).map_err(LoadtestError::io("writing a frame"))?;
         }
         fanouts.push(round.elapsed());
         std::thread::sleep(interval);
     }
-    let ticks = crate::cpu_ticks(std::process::id())? - before;
+    let ticks = cpu_ticks(std::process::id())? - before;
     let frames = (streams * events) as f64;
     fanouts.sort();
     println!(
@@ -55,10 +59,11 @@ pub(crate) fn writer(
 }
 
 /// Open `streams` connections to `addr` and drain them until the writer closes them.
-pub(crate) async fn reader(addr: &str, streams: usize) -> Result<(), Box<dyn std::error::Error>> {
+pub async fn reader(addr: &str, streams: usize) -> Result<(), LoadtestError> {
     let mut tasks = Vec::with_capacity(streams);
     for _ in 0..streams {
-        let mut socket = tokio::net::TcpStream::connect(addr).await?;
+        let mut socket =
+            tokio::net::TcpStream::connect(addr).await.map_err(LoadtestError::io(format!("connecting to {addr}")))?;
         tasks.push(tokio::spawn(async move {
             let mut buf = vec![0u8; 4096];
             let mut total = 0usize;
@@ -73,7 +78,7 @@ pub(crate) async fn reader(addr: &str, streams: usize) -> Result<(), Box<dyn std
     }
     let mut bytes = 0;
     for t in tasks {
-        bytes += t.await?;
+        bytes += t.await.map_err(|e| LoadtestError::Worker(format!("reader task: {e}")))?;
     }
     println!("limit reader: {bytes} bytes over {streams} connections");
     Ok(())

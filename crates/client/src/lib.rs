@@ -1,0 +1,57 @@
+//! Client side of MCP 2026-07-28 change notifications, for Rust hosts: hold a
+//! `subscriptions/listen` stream, and keep complete, consistent snapshots of the lists it
+//! invalidates — the rediscovery loop every MCP host runs. The fleet's load tester is its
+//! first user.
+//!
+//! - [`endpoint`]: [`Endpoint`], the server URL plus per-request headers (token, tenant).
+//! - [`transport`]: [`Transport`] — pooled HTTP/1.1 or h2c, or a [`SharedH2`] connection
+//!   many clients multiplex on.
+//! - [`rpc`]: [`RpcClient`], one JSON-RPC request per POST with the `_meta` envelope.
+//! - [`sse`]: [`SseReader`], SSE events from a streaming body.
+//! - [`message`]: [`ListenMessage`], what a listen stream says (with the fleet's event stamp).
+//! - [`listen`]: [`ListenFilter`] and one acknowledged [`ListenStream`].
+//! - [`listener`]: [`Listener`], a listen stream that reconnects with backoff.
+//! - [`snapshot`]: [`Snapshot`], a list read completely at one revision.
+//! - [`rediscovery`]: [`Rediscovery`], the per-list state machine (single-flight, one dirty
+//!   re-run, keep the snapshot on failure).
+//! - [`watcher`]: [`CatalogWatcher`], the task driving it all; [`Observer`] sees each step.
+//! - [`backoff`]: [`ReconnectPolicy`]; [`error`]: [`ClientError`]; [`list`]: [`ListKind`].
+//!
+//! ```no_run
+//! use mcp_fleet_client::{Endpoint, ListKind, RpcClient, Transport, fetch_snapshot, FetchOptions};
+//! # async fn run() -> Result<(), mcp_fleet_client::ClientError> {
+//! let rpc = RpcClient::new(Transport::h2c(), Endpoint::parse("http://127.0.0.1:8080/mcp")?);
+//! let report = fetch_snapshot(&rpc, ListKind::Tools, FetchOptions::default()).await;
+//! let tools = report.outcome?;
+//! println!("{} tools at revision {}", tools.items.len(), tools.revision.value);
+//! # Ok(())
+//! # }
+//! ```
+
+pub mod backoff;
+pub mod endpoint;
+pub mod error;
+pub mod list;
+pub mod listen;
+pub mod listener;
+pub mod message;
+pub mod rediscovery;
+pub mod rpc;
+pub mod snapshot;
+pub mod sse;
+pub mod transport;
+pub mod watcher;
+
+pub use backoff::ReconnectPolicy;
+pub use endpoint::Endpoint;
+pub use error::ClientError;
+pub use list::ListKind;
+pub use listen::{ListenFilter, ListenStream};
+pub use listener::{ListenEvent, Listener, ListenerOptions};
+pub use message::{EventStamp, ListenMessage, Notification, Target};
+pub use rediscovery::{Action, Rediscovery};
+pub use rpc::RpcClient;
+pub use snapshot::{FetchOptions, FetchReport, RequestTiming, Revision, RevisionSource, Snapshot, fetch_snapshot};
+pub use sse::SseReader;
+pub use transport::{SharedH2, Transport};
+pub use watcher::{CatalogWatcher, NoObserver, Observer, SnapshotReceiver, WatcherOptions};
