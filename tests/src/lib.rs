@@ -31,6 +31,16 @@ use serde_json::{Value, json};
 /// How long any single wait in a test may take.
 pub const WAIT: Duration = Duration::from_secs(10);
 
+/// Poll `check` every 20 ms until it holds; panics naming `what` after `within`. The one
+/// bounded wait of the test suite.
+pub async fn eventually(what: &str, within: Duration, mut check: impl AsyncFnMut() -> bool) {
+    let deadline = tokio::time::Instant::now() + within;
+    while !check().await {
+        assert!(tokio::time::Instant::now() < deadline, "timed out after {within:?} waiting until {what}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
 /// A running node.
 pub struct TestNode {
     /// Its handler.

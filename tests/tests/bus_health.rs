@@ -8,15 +8,17 @@
 //!
 //! The broker is the shared Redis, taken away through a cuttable loopback proxy.
 
+use mcp_fleet_tests::cluster::EVENT_META;
 use std::sync::Arc;
 use std::time::Duration;
 
-use mcp_fleet_bus::{BoxFuture, BusCounters, BusError, BusStatus, BusStream, EventEnvelope, MemoryBus, ServerEventBus};
+use mcp_fleet_bus::testing::WrappedBus;
+use mcp_fleet_bus::{BusError, MemoryBus};
 use mcp_fleet_bus_redis::{RedisBus, RedisBusOptions};
 use mcp_fleet_server::HandlerOptions;
 use mcp_fleet_tests::cluster::{Broker, broker_or_skip, unique_name};
+use mcp_fleet_tests::eventually;
 use mcp_fleet_tests::faults::metric;
-use mcp_fleet_tests::faults::procs::eventually;
 use mcp_fleet_tests::proxy::CuttableProxy;
 use mcp_fleet_tests::{McpClient, TestNode, WAIT, test_server};
 use serde_json::json;
@@ -70,37 +72,16 @@ async fn a_node_deaf_past_its_grace_closes_its_streams_and_refuses_new_ones_unti
     assert_eq!(again.next_message().await.expect("ack")["method"], "notifications/subscriptions/acknowledged");
     let event = node.handler.notify().tools_changed().await.expect("publish");
     let heard = again.next_message().await.expect("the change");
-    assert_eq!(heard["params"]["_meta"]["dev.mcp-fleet/event"]["version"], event.version);
+    assert_eq!(heard["params"]["_meta"][EVENT_META]["version"], event.version);
     node.shutdown().await;
-}
-
-/// A bus whose publishing always fails; consuming is a healthy in-memory bus.
-struct PublishFails(MemoryBus);
-
-impl ServerEventBus for PublishFails {
-    fn publish_event(&self, _: EventEnvelope) -> BoxFuture<'_, Result<EventEnvelope, BusError>> {
-        Box::pin(async { Err(BusError::Unavailable("publishing is down in this test".into())) })
-    }
-    fn subscribe(&self) -> BoxFuture<'_, Result<BusStream, BusError>> {
-        self.0.subscribe()
-    }
-    fn status(&self) -> BusStatus {
-        self.0.status()
-    }
-    fn node_id(&self) -> &str {
-        self.0.node_id()
-    }
-    fn counters(&self) -> Arc<BusCounters> {
-        self.0.counters()
-    }
-    fn backend(&self) -> &'static str {
-        "publish-fails"
-    }
 }
 
 #[tokio::test]
 async fn a_failed_publish_is_counted_and_returned_but_is_no_health_change() {
-    let node = TestNode::on_bus(test_server(), Arc::new(PublishFails(MemoryBus::new()))).await;
+    // Publishing always fails; consuming is a healthy in-memory bus.
+    let bus = WrappedBus::new(Arc::new(MemoryBus::new()))
+        .failing_publishes(|_| Some(BusError::Unavailable("publishing is down in this test".into())));
+    let node = TestNode::on_bus(test_server(), Arc::new(bus)).await;
     assert!(node.handler.notify().tools_changed().await.is_err(), "notify() returns the error to its caller");
     tokio::time::sleep(Duration::from_millis(600)).await; // more than one health sample
     assert!(node.handler.bus_health().connected);

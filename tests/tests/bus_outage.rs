@@ -5,6 +5,7 @@
 //! The broker is taken away through a loopback proxy the test cuts, so the real (shared)
 //! broker keeps running. Skipped like the other broker tests when it is unreachable.
 
+use mcp_fleet_tests::cluster::EVENT_META;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
@@ -15,7 +16,7 @@ use mcp_fleet_bus_redis::{RedisBus, RedisBusOptions};
 use mcp_fleet_server::HandlerOptions;
 use mcp_fleet_tests::cluster::{Broker, broker_or_skip, unique_name};
 use mcp_fleet_tests::proxy::CuttableProxy;
-use mcp_fleet_tests::{McpClient, TestNode, WAIT, test_server};
+use mcp_fleet_tests::{McpClient, TestNode, WAIT, eventually, test_server};
 use serde_json::json;
 
 async fn upstream(url: &str) -> SocketAddr {
@@ -44,14 +45,6 @@ async fn bus_through(broker: Broker, proxy: &CuttableProxy) -> Arc<dyn ServerEve
     }
 }
 
-async fn eventually(what: &str, mut condition: impl AsyncFnMut() -> bool) {
-    let deadline = tokio::time::Instant::now() + WAIT;
-    while !condition().await {
-        assert!(tokio::time::Instant::now() < deadline, "timed out waiting until {what}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
-
 async fn outage_spec(broker: Broker) {
     let Some(url) = broker_or_skip(broker).await else { return };
     let proxy = CuttableProxy::start(upstream(&url).await).await;
@@ -62,16 +55,16 @@ async fn outage_spec(broker: Broker) {
 
     proxy.cut();
     let notify = node.handler.notify();
-    eventually("publishing fails visibly", async || notify.tools_changed().await.is_err()).await;
-    eventually("the node reports it cannot hear the bus", async || !node.handler.bus_health().connected).await;
+    eventually("publishing fails visibly", WAIT, async || notify.tools_changed().await.is_err()).await;
+    eventually("the node reports it cannot hear the bus", WAIT, async || !node.handler.bus_health().connected).await;
     // The HTTP side is untouched: requests are served and the listen stream stays open.
     assert!(client.result("tools/list", json!({})).await["tools"].is_array());
     assert!(client.result("server/discover", json!({})).await["capabilities"].is_object());
 
     proxy.restore();
-    eventually("the node hears the bus again", async || node.handler.bus_health().connected).await;
+    eventually("the node hears the bus again", WAIT, async || node.handler.bus_health().connected).await;
     let mut published = None;
-    eventually("publishing works again", async || {
+    eventually("publishing works again", WAIT, async || {
         published = notify.tools_changed().await.ok();
         published.is_some()
     })
@@ -80,7 +73,7 @@ async fn outage_spec(broker: Broker) {
     // The stream hears the new change (or a conservative invalidation after the outage).
     loop {
         let msg = stream.next_message().await.expect("stream stays open");
-        let meta = &msg["params"]["_meta"]["dev.mcp-fleet/event"];
+        let meta = &msg["params"]["_meta"][EVENT_META];
         if meta["gap"] == true || meta["version"].as_u64().is_some_and(|v| v >= version) {
             break;
         }

@@ -74,11 +74,10 @@ async fn closing_the_response_cancels_the_handler() {
     let first = http_body_util::BodyExt::frame(&mut incoming).await.unwrap().unwrap();
     assert!(String::from_utf8_lossy(first.data_ref().unwrap()).contains("notifications/progress"));
     drop(incoming);
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
-    while !dropped.load(Ordering::SeqCst) {
-        assert!(tokio::time::Instant::now() < deadline, "handler was not cancelled");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    mcp_fleet_tests::eventually("the handler is cancelled", Duration::from_secs(5), async || {
+        dropped.load(Ordering::SeqCst)
+    })
+    .await;
     node.shutdown().await;
 }
 

@@ -60,7 +60,7 @@ enum Broker {
 }
 
 impl Broker {
-    async fn apply(&mut self, chaos: Chaos, buses: &[Arc<EndableBus>]) {
+    async fn apply(&mut self, chaos: Chaos, switches: &[Arc<EndableBus>]) {
         match (self, chaos) {
             (Broker::Redis(server), Chaos::Connections) => {
                 let _: i64 = redis::cmd("CLIENT")
@@ -83,16 +83,17 @@ impl Broker {
                 server.kill();
                 server.restart().await;
             }
-            (_, Chaos::ConsumerEnds(node)) => buses[node].force(Ending::End),
-            (_, Chaos::ConsumerPanics(node)) => buses[node].force(Ending::Panic),
+            (_, Chaos::ConsumerEnds(node)) => switches[node].force(Ending::End),
+            (_, Chaos::ConsumerPanics(node)) => switches[node].force(Ending::Panic),
         }
     }
 }
 
-async fn run(label: &str, mut broker: Broker, buses: Vec<Arc<EndableBus>>) {
+async fn run(label: &str, mut broker: Broker, buses: Vec<Arc<dyn ServerEventBus>>) {
     let seed = seed();
     println!("{label}: chaos seed {seed} (replay with MCP_FLEET_CHAOS_SEED={seed})");
-    let fleet = FaultFleet::start(buses.iter().map(|b| b.clone() as Arc<dyn ServerEventBus>).collect()).await;
+    let (buses, switches): (Vec<_>, Vec<_>) = buses.into_iter().map(EndableBus::new).unzip();
+    let fleet = FaultFleet::start(buses).await;
     let mut rng = StdRng::seed_from_u64(seed);
     let started = Instant::now();
     let faults = async {
@@ -100,7 +101,7 @@ async fn run(label: &str, mut broker: Broker, buses: Vec<Arc<EndableBus>>) {
             tokio::time::sleep(Duration::from_millis(rng.random_range(100..1200))).await;
             let chaos = Chaos::draw(&mut rng);
             println!("{label}: t+{:?} {chaos:?}", started.elapsed());
-            broker.apply(chaos, &buses).await;
+            broker.apply(chaos, &switches).await;
         }
         tokio::time::sleep(Duration::from_millis(500)).await;
     };
@@ -122,7 +123,7 @@ async fn random_faults_under_concurrent_publishers_on_redis() {
         options.publish_timeout = Duration::from_secs(1);
         options.block_timeout = Duration::from_millis(500);
         options.reconnect_max = Duration::from_millis(500);
-        buses.push(EndableBus::new(Arc::new(RedisBus::connect(options).await.expect("connect"))));
+        buses.push(Arc::new(RedisBus::connect(options).await.expect("connect")) as Arc<dyn ServerEventBus>);
     }
     run("chaos on redis", Broker::Redis(server), buses).await;
 }
@@ -138,7 +139,7 @@ async fn random_faults_under_concurrent_publishers_on_nats() {
         options.publish_timeout = Duration::from_secs(1);
         options.reconnect_max = Duration::from_millis(500);
         options.health_interval = Duration::from_millis(250);
-        buses.push(EndableBus::new(Arc::new(NatsBus::connect(options).await.expect("connect"))));
+        buses.push(Arc::new(NatsBus::connect(options).await.expect("connect")) as Arc<dyn ServerEventBus>);
     }
     run("chaos on nats", Broker::Nats(server), buses).await;
 }

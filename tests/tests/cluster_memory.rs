@@ -1,6 +1,7 @@
 //! Several nodes on one in-process bus behave like a fleet: a change published on one node
 //! reaches the matching listen streams on every node, exactly once.
 
+use mcp_fleet_tests::cluster::EVENT_META;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -30,7 +31,7 @@ async fn a_change_on_one_node_reaches_streams_on_every_node() {
     let event = nodes[1].handler.notify().tools_changed().await.unwrap();
     for s in &mut streams {
         let msg = s.next_message().await.unwrap();
-        assert_eq!(msg["params"]["_meta"]["dev.mcp-fleet/event"]["version"], event.version);
+        assert_eq!(msg["params"]["_meta"][EVENT_META]["version"], event.version);
         s.expect_silence(Duration::from_millis(100)).await;
     }
     for q in &mut quiet {

@@ -11,9 +11,9 @@ use std::time::Duration;
 
 use mcp_fleet_bus::ServerEventBus;
 use mcp_fleet_bus_nats::{NatsBus, NatsBusOptions};
-use mcp_fleet_tests::WAIT;
-use mcp_fleet_tests::faults::procs::{NatsCluster, NatsServer, TempDir, eventually};
+use mcp_fleet_tests::faults::procs::{NatsCluster, NatsServer, TempDir};
 use mcp_fleet_tests::faults::{Fault, FaultFleet, run_scenarios};
+use mcp_fleet_tests::{WAIT, eventually};
 
 const STREAM: &str = "MCP_FLEET_FAULTS";
 

@@ -3,6 +3,7 @@
 //! stable, collision-free token for it.
 
 use mcp_fleet_bus::Change;
+use mcp_fleet_protocol::cursor::content_revision;
 
 /// The scope token of global events. It starts with `_`, which no plain scope token does.
 pub const GLOBAL_SCOPE_TOKEN: &str = "_global";
@@ -23,11 +24,7 @@ pub fn scope_token(scope: &str) -> String {
     let plain = scope.len() <= MAX_PLAIN_TOKEN
         && scope.starts_with(|c: char| c.is_ascii_alphanumeric())
         && scope.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
-    if plain { scope.to_owned() } else { format!("~{:016x}", fnv1a(scope.as_bytes())) }
-}
-
-fn fnv1a(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |hash, b| (hash ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3))
+    if plain { scope.to_owned() } else { format!("~{:016x}", content_revision(scope.as_bytes())) }
 }
 
 #[cfg(test)]
@@ -50,6 +47,6 @@ mod tests {
         }
         assert_eq!(scope_token("a.b"), scope_token("a.b"));
         assert_ne!(scope_token("a.b"), scope_token("a b"));
-        assert_eq!(fnv1a(b"a"), 0xaf63_dc4c_8601_ec8c);
+        assert_eq!(scope_token("a.b"), format!("~{:016x}", content_revision(b"a.b")));
     }
 }

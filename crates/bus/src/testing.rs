@@ -10,6 +10,17 @@ use futures_util::StreamExt;
 use crate::bus::{BusItem, BusStream, ServerEventBus};
 use crate::envelope::{Change, EventKind};
 
+/// Environment variable that turns a skipped broker test into a failure (CI sets it).
+pub const REQUIRE_BROKERS: &str = "MCP_FLEET_REQUIRE_BROKERS";
+
+/// The one policy for a broker a test cannot reach: fail when `MCP_FLEET_REQUIRE_BROKERS=1`,
+/// else print `skipped: <name> not reachable at <url>` (the caller then returns).
+pub fn skip_unreachable(name: &str, url: &str) {
+    let why = format!("{name} not reachable at {url}");
+    assert!(std::env::var(REQUIRE_BROKERS).as_deref() != Ok("1"), "{why} ({REQUIRE_BROKERS}=1)");
+    println!("skipped: {why}");
+}
+
 /// How long a suite step waits for an event before failing.
 pub const STEP_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -123,5 +134,84 @@ pub async fn wait_until(condition: impl Fn() -> bool) {
     while !condition() {
         assert!(tokio::time::Instant::now() < deadline, "condition not reached in time");
         tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+/// Maps each subscription stream of a [`WrappedBus`].
+type StreamMap = Arc<dyn Fn(BusStream) -> BusStream + Send + Sync>;
+/// Decides whether a publish of a [`WrappedBus`] fails (and how).
+type PublishCheck = Arc<dyn Fn(&crate::EventEnvelope) -> Option<crate::BusError> + Send + Sync>;
+
+/// A real backend wrapped to inject faults in tests: each subscription stream passes through a
+/// function (end it, make it panic, count it), each publish may be failed. Everything else is
+/// the wrapped backend's.
+///
+/// ```
+/// use std::sync::Arc;
+/// use mcp_fleet_bus::{BusError, Change, EventKind, MemoryBus, ServerEventBus, testing::WrappedBus};
+/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+/// let bus = WrappedBus::new(Arc::new(MemoryBus::new()))
+///     .failing_publishes(|_| Some(BusError::Unavailable("down in this test".into())));
+/// assert!(bus.publish(Change::list(EventKind::ToolsListChanged)).await.is_err());
+/// # });
+/// ```
+#[derive(Clone)]
+pub struct WrappedBus {
+    inner: Arc<dyn ServerEventBus>,
+    streams: StreamMap,
+    publishes: PublishCheck,
+}
+
+impl WrappedBus {
+    /// `inner`, unchanged until told otherwise.
+    pub fn new(inner: Arc<dyn ServerEventBus>) -> Self {
+        WrappedBus { inner, streams: Arc::new(|s| s), publishes: Arc::new(|_| None) }
+    }
+
+    /// Pass every subscription stream through `map`.
+    pub fn mapping_streams(mut self, map: impl Fn(BusStream) -> BusStream + Send + Sync + 'static) -> Self {
+        self.streams = Arc::new(map);
+        self
+    }
+
+    /// Fail a publish with the error `check` returns for it (`None`: publish normally).
+    pub fn failing_publishes(
+        mut self,
+        check: impl Fn(&crate::EventEnvelope) -> Option<crate::BusError> + Send + Sync + 'static,
+    ) -> Self {
+        self.publishes = Arc::new(check);
+        self
+    }
+}
+
+impl ServerEventBus for WrappedBus {
+    fn publish_event(
+        &self,
+        event: crate::EventEnvelope,
+    ) -> crate::BoxFuture<'_, Result<crate::EventEnvelope, crate::BusError>> {
+        match (self.publishes)(&event) {
+            Some(err) => Box::pin(std::future::ready(Err(err))),
+            None => self.inner.publish_event(event),
+        }
+    }
+
+    fn subscribe(&self) -> crate::BoxFuture<'_, Result<BusStream, crate::BusError>> {
+        Box::pin(async move { Ok((self.streams)(self.inner.subscribe().await?)) })
+    }
+
+    fn status(&self) -> crate::BusStatus {
+        self.inner.status()
+    }
+
+    fn node_id(&self) -> &str {
+        self.inner.node_id()
+    }
+
+    fn counters(&self) -> Arc<crate::BusCounters> {
+        self.inner.counters()
+    }
+
+    fn backend(&self) -> &'static str {
+        self.inner.backend()
     }
 }

@@ -38,18 +38,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         let handler = handler.clone();
         async move { handler.serve(listener).await }
     });
-    stop_signal().await?;
+    mcp_fleet_server::shutdown_signal().await;
     tracing::info!("shutting down");
     handler.shutdown().await;
     serving.await??;
     Ok(())
-}
-
-/// Ctrl-C (SIGINT) or SIGTERM, whichever comes first.
-async fn stop_signal() -> std::io::Result<()> {
-    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
-    tokio::select! {
-        interrupted = tokio::signal::ctrl_c() => interrupted,
-        _ = term.recv() => Ok(()),
-    }
 }

@@ -2,14 +2,15 @@
 //! calls), `GET /metrics` exports metrics, `GET /healthz` reports the bus state.
 
 use std::convert::Infallible;
+use std::future::Future;
+use std::time::Duration;
 
 use bytes::Bytes;
 use http::{Method, Request, Response, StatusCode, header};
 use http_body_util::{BodyExt, Full, Limited};
 use hyper::body::Incoming;
-use hyper::service::service_fn;
-use hyper_util::rt::{TokioExecutor, TokioIo};
 use mcp_fleet_server::McpHandler;
+use mcp_fleet_server::bus::{Change, EventKind};
 use serde::Deserialize;
 use serde_json::json;
 use tokio::net::TcpListener;
@@ -25,31 +26,18 @@ struct NotifyRequest {
     scope: Option<String>,
 }
 
-/// Serve the admin endpoint until `stop` resolves.
-pub(crate) async fn serve(listener: TcpListener, handler: McpHandler, stop: impl std::future::Future<Output = ()>) {
-    tokio::pin!(stop);
-    loop {
-        let stream = tokio::select! {
-            accepted = listener.accept() => match accepted {
-                Ok((stream, _)) => stream,
-                Err(e) => {
-                    tracing::warn!(error = %e, "admin accept failed");
-                    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-                    continue;
-                }
-            },
-            _ = &mut stop => return,
-        };
+/// Serve the admin endpoint until `stop` resolves, then drain within `deadline`.
+pub(crate) async fn serve(
+    listener: TcpListener,
+    handler: McpHandler,
+    stop: impl Future<Output = ()>,
+    deadline: Duration,
+) {
+    let service = move |req: Request<Incoming>| {
         let handler = handler.clone();
-        tokio::spawn(async move {
-            let service = service_fn(move |req| {
-                let handler = handler.clone();
-                async move { Ok::<_, Infallible>(route(&handler, req).await) }
-            });
-            let builder = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new());
-            let _ = builder.serve_connection(TokioIo::new(stream), service).await;
-        });
-    }
+        async move { Ok::<_, Infallible>(route(&handler, req).await) }
+    };
+    mcp_fleet_server::serve_http(listener, service, stop, deadline).await;
 }
 
 async fn route(handler: &McpHandler, req: Request<Incoming>) -> Response<Full<Bytes>> {
@@ -80,26 +68,19 @@ async fn notify(handler: &McpHandler, req: Request<Incoming>) -> Response<Full<B
         Ok(r) => r,
         Err(e) => return error(StatusCode::BAD_REQUEST, &format!("invalid notify request: {e}")),
     };
-    let notifier = match request.scope {
-        Some(scope) => handler.notify().scope(scope),
-        None => handler.notify(),
+    let Some(kind) = EventKind::parse(&request.kind) else {
+        let known: Vec<&str> = EventKind::ALL.iter().map(|k| k.as_str()).collect();
+        return error(
+            StatusCode::BAD_REQUEST,
+            &format!("unknown kind {:?}: one of {}", request.kind, known.join(", ")),
+        );
     };
-    let published = match (request.kind.as_str(), request.uri) {
-        ("tools", None) => notifier.tools_changed().await,
-        ("prompts", None) => notifier.prompts_changed().await,
-        ("resources", None) => notifier.resources_changed().await,
-        ("resource", Some(uri)) => notifier.resource_updated(uri).await,
-        ("resource", None) => return error(StatusCode::BAD_REQUEST, "kind \"resource\" needs a uri"),
-        ("tools" | "prompts" | "resources", Some(_)) => {
-            return error(StatusCode::BAD_REQUEST, "only kind \"resource\" takes a uri");
-        }
-        (other, _) => {
-            return error(
-                StatusCode::BAD_REQUEST,
-                &format!("unknown kind {other:?}: tools, prompts, resources or resource"),
-            );
-        }
-    };
+    match (kind, &request.uri) {
+        (EventKind::ResourceUpdated, None) => return error(StatusCode::BAD_REQUEST, "kind \"resource\" needs a uri"),
+        (EventKind::ResourceUpdated, Some(_)) | (_, None) => {}
+        (_, Some(_)) => return error(StatusCode::BAD_REQUEST, "only kind \"resource\" takes a uri"),
+    }
+    let published = handler.notify().publish(Change { scope: request.scope, kind, uri: request.uri }).await;
     match published {
         Ok(event) => reply(
             StatusCode::OK,

@@ -45,11 +45,17 @@ async fn run(config: Config) -> Result<(), Box<dyn std::error::Error>> {
     if let Some(addr) = config.admin_listen {
         let admin = TcpListener::bind(addr).await?;
         tracing::info!(addr = %admin.local_addr()?, "serving admin endpoint");
-        tokio::spawn(admin::serve(admin, handler.clone(), async move {
-            let _ = admin_stopped.await;
-        }));
+        let deadline = Duration::from_secs(config.shutdown_secs);
+        tokio::spawn(admin::serve(
+            admin,
+            handler.clone(),
+            async move {
+                let _ = admin_stopped.await;
+            },
+            deadline,
+        ));
     }
-    shutdown_signal().await;
+    mcp_fleet_server::shutdown_signal().await;
     tracing::info!("shutting down: closing listen streams and draining connections");
     handler.shutdown().await;
     let _ = stop_admin.send(());
@@ -76,22 +82,4 @@ fn init_logging(json: bool) {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into());
     let builder = tracing_subscriber::fmt().with_env_filter(filter);
     if json { builder.json().init() } else { builder.init() }
-}
-
-async fn shutdown_signal() {
-    let ctrl_c = async {
-        let _ = tokio::signal::ctrl_c().await;
-    };
-    #[cfg(unix)]
-    let term = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut s) => {
-                s.recv().await;
-            }
-            Err(_) => std::future::pending().await,
-        }
-    };
-    #[cfg(not(unix))]
-    let term = std::future::pending::<()>();
-    tokio::select! { _ = ctrl_c => {}, _ = term => {} }
 }

@@ -54,7 +54,12 @@ impl Cursor<'_> {
     }
 }
 
-/// A stable 64-bit content hash (FNV-1a), identical on every replica and every run.
+/// A stable 64-bit content hash (FNV-1a), identical on every replica, platform and run — for
+/// content revisions, and anywhere else the fleet needs a name that every node derives alike.
+///
+/// ```
+/// assert_eq!(mcp_fleet_protocol::cursor::content_revision(b"a"), 0xaf63_dc4c_8601_ec8c);
+/// ```
 pub fn content_revision(bytes: &[u8]) -> u64 {
     bytes.iter().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3))
 }

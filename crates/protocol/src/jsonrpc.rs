@@ -27,6 +27,14 @@ impl RequestId {
         serde_json::to_string(self).unwrap_or_default()
     }
 
+    /// The id as a JSON value.
+    pub fn to_value(&self) -> Value {
+        match self {
+            RequestId::Number(n) => Value::Number(n.clone()),
+            RequestId::String(s) => Value::String(s.clone()),
+        }
+    }
+
     fn from_value(value: &Value) -> Option<RequestId> {
         match value {
             Value::String(s) => Some(RequestId::String(s.clone())),
@@ -123,6 +131,13 @@ pub fn parse_message(body: &[u8]) -> Result<Message, Rejection> {
     Ok(Message { id, method, params })
 }
 
+/// Compact JSON bytes of `value`. Infallible by construction: a `serde_json::Value` has string
+/// map keys and no custom serializer, so serializing it cannot fail — the empty fallback is
+/// unreachable, kept only so no code path can panic.
+pub fn value_bytes(value: &Value) -> Vec<u8> {
+    serde_json::to_vec(value).unwrap_or_default()
+}
+
 /// Encode a successful response as compact JSON.
 pub fn encode_result(id: &RequestId, result: &Value) -> Vec<u8> {
     let mut out = Vec::with_capacity(64);
@@ -140,15 +155,15 @@ pub fn encode_error(id: Option<&RequestId>, error: &RpcError) -> Vec<u8> {
     let mut obj = Map::new();
     obj.insert("jsonrpc".into(), Value::String("2.0".into()));
     if let Some(id) = id {
-        obj.insert("id".into(), serde_json::to_value(id).unwrap_or(Value::Null));
+        obj.insert("id".into(), id.to_value());
     }
     obj.insert("error".into(), error.to_error_object());
-    serde_json::to_vec(&Value::Object(obj)).unwrap_or_default()
+    value_bytes(&Value::Object(obj))
 }
 
 /// Encode a notification as compact JSON.
 pub fn encode_notification(method: &str, params: &Value) -> Vec<u8> {
-    serde_json::to_vec(&serde_json::json!({"jsonrpc": "2.0", "method": method, "params": params})).unwrap_or_default()
+    value_bytes(&serde_json::json!({"jsonrpc": "2.0", "method": method, "params": params}))
 }
 
 #[cfg(test)]

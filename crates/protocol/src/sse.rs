@@ -9,7 +9,7 @@
 use serde_json::{Value, json};
 
 use crate::envelope::{FLEET_EVENT_KEY, SERVER_INFO_KEY, SUBSCRIPTION_ID_KEY};
-use crate::jsonrpc::RequestId;
+use crate::jsonrpc::{RequestId, value_bytes};
 
 /// The keep-alive comment written on idle streams (HTTP-11).
 pub const KEEPALIVE: &[u8] = b": keepalive\n\n";
@@ -81,7 +81,7 @@ pub fn ack_event(buf: &mut Vec<u8>, subscription_id: &RequestId, honoured: &Valu
         "method": "notifications/subscriptions/acknowledged",
         "params": {"notifications": honoured, "_meta": {SUBSCRIPTION_ID_KEY: subscription_id}}
     });
-    write_event(buf, &serde_json::to_vec(&msg).unwrap_or_default());
+    write_event(buf, &value_bytes(&msg));
 }
 
 /// The graceful-close event: the listen request's own `complete` result (LSTN-13).
@@ -91,7 +91,7 @@ pub fn close_event(buf: &mut Vec<u8>, subscription_id: &RequestId, server_info: 
         "id": subscription_id,
         "result": {"resultType": "complete", "_meta": {SUBSCRIPTION_ID_KEY: subscription_id, SERVER_INFO_KEY: server_info}}
     });
-    write_event(buf, &serde_json::to_vec(&msg).unwrap_or_default());
+    write_event(buf, &value_bytes(&msg));
 }
 
 /// One decoded SSE event.

@@ -75,7 +75,7 @@ impl StateSigner {
     /// Sign `payload`, valid until `now + ttl_secs`, bound to `binding`.
     pub fn sign(&self, payload: &Value, binding: &str, now_secs: u64, ttl_secs: u64) -> String {
         let body = json!({"p": payload, "exp": now_secs + ttl_secs, "b": self.bind_tag(binding)});
-        let middle = URL_SAFE_NO_PAD.encode(serde_json::to_vec(&body).unwrap_or_default());
+        let middle = URL_SAFE_NO_PAD.encode(crate::jsonrpc::value_bytes(&body));
         let signed = format!("v1.{middle}");
         let mac = self.mac(&[signed.as_bytes()]).finalize().into_bytes();
         format!("{signed}.{}", URL_SAFE_NO_PAD.encode(mac))
@@ -103,7 +103,8 @@ impl StateSigner {
         if !same {
             return Err(StateError::Bind);
         }
-        Ok(body.get("p").cloned().unwrap_or(Value::Null))
+        // Every token this signer made has a payload (possibly `null`); one without is not ours.
+        body.get("p").cloned().ok_or(StateError::Malformed)
     }
 }
 

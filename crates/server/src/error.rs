@@ -17,7 +17,4 @@ pub enum ServerError {
     /// Handler options are invalid.
     #[error("invalid handler options: {0}")]
     Options(String),
-    /// Binding or accepting on a socket failed.
-    #[error("I/O error: {0}")]
-    Io(#[from] std::io::Error),
 }

@@ -13,8 +13,8 @@ use tokio::sync::watch;
 
 use crate::error::ServerError;
 use crate::factory::ServerFactory;
-use crate::listen::consumer::{self, ConsumerParts};
-use crate::listen::{BusHealth, BusHealthState, Fanout, ListenRouter, keepalive};
+use crate::listen::supervisor::{self, ConsumerParts};
+use crate::listen::{BusHealth, BusHealthState, Fanout, ListenRouter, keepalive, monitor};
 use crate::methods::state::StateCodec;
 use crate::metrics::Metrics;
 use crate::notify::{Notifier, NotifierCore, Outbox};
@@ -95,8 +95,8 @@ pub async fn create_mcp_handler(
     });
     let stop = || shared.shutdown.subscribe();
     let parts = ConsumerParts { bus: bus.clone(), fanout, health: health.clone(), metrics, stop: stop() };
-    tokio::spawn(consumer::supervise(parts, events));
-    tokio::spawn(consumer::monitor(bus.clone(), health, router.clone(), stop()));
+    tokio::spawn(supervisor::run(parts, events));
+    tokio::spawn(monitor::run(bus.clone(), health, router.clone(), stop()));
     tokio::spawn(outbox.run(bus, stop()));
     if let Some(every) = shared.options.listen.tick_interval() {
         let keepalives = !shared.options.listen.keepalive.is_zero();

@@ -20,6 +20,7 @@
 //! | [`Notifier`] | `handler.notify().tools_changed()` and friends. |
 //! | [`BusHealthState`] | Whether the node hears the bus ([`McpHandler::bus_health`]). |
 //! | [`ResponseBody`] | The body type of [`McpHandler::handle`]'s responses. |
+//! | [`serve_http`], [`shutdown_signal`] | Serve another hyper service (an admin port) with the same connection handling and drain; wait for SIGINT/SIGTERM. |
 //! | [`ServerError`], [`RpcError`], [`LogLevel`] | Errors, and the log levels of `notifications/message`. |
 //! | [`protocol`], [`types`], [`bus`] | The wire protocol crate, its result types, and the bus crate. |
 //!
@@ -65,7 +66,7 @@ pub use context::{CallContext, Principal, RequestContext};
 pub use error::ServerError;
 pub use factory::ServerFactory;
 pub use handler::{McpHandler, create_mcp_handler};
-pub use http::ResponseBody;
+pub use http::{ResponseBody, serve_http, shutdown_signal};
 pub use listen::BusHealthState;
 pub use notify::Notifier;
 pub use options::{HandlerOptions, ResponseMode};

@@ -1,11 +1,12 @@
 //! [`EndableBus`]: a real bus whose subscription streams a test can end, or make panic while
-//! the server's consumer polls them — the "consumer forced to end" fault. Everything else is
-//! the wrapped backend's.
+//! the server's consumer polls them — the "consumer forced to end" fault (built on the bus
+//! crate's [`WrappedBus`]).
 
 use std::sync::Arc;
 
 use futures_util::StreamExt;
-use mcp_fleet_bus::{BoxFuture, BusCounters, BusError, BusStatus, BusStream, EventEnvelope, ServerEventBus};
+use mcp_fleet_bus::testing::WrappedBus;
+use mcp_fleet_bus::{BusStream, ServerEventBus};
 use tokio::sync::watch;
 
 /// How a forced end happens.
@@ -17,16 +18,18 @@ pub enum Ending {
     Panic,
 }
 
-/// A bus wrapping another, whose current subscription streams end on [`EndableBus::force`].
+/// The switch that ends an [`EndableBus`]'s current streams.
 pub struct EndableBus {
-    inner: Arc<dyn ServerEventBus>,
     trigger: watch::Sender<Option<(u64, Ending)>>,
 }
 
 impl EndableBus {
-    /// Wrap `inner`.
-    pub fn new(inner: Arc<dyn ServerEventBus>) -> Arc<EndableBus> {
-        Arc::new(EndableBus { inner, trigger: watch::channel(None).0 })
+    /// Wrap `inner`: the bus to hand to a node, and the switch.
+    pub fn new(inner: Arc<dyn ServerEventBus>) -> (Arc<dyn ServerEventBus>, Arc<EndableBus>) {
+        let trigger = watch::channel(None).0;
+        let switch = Arc::new(EndableBus { trigger: trigger.clone() });
+        let bus = WrappedBus::new(inner).mapping_streams(move |stream| endable(stream, trigger.subscribe()));
+        (Arc::new(bus), switch)
     }
 
     /// End every subscription stream opened so far, the way `ending` says.
@@ -38,42 +41,17 @@ impl EndableBus {
     }
 }
 
-impl ServerEventBus for EndableBus {
-    fn publish_event(&self, event: EventEnvelope) -> BoxFuture<'_, Result<EventEnvelope, BusError>> {
-        self.inner.publish_event(event)
-    }
-
-    fn subscribe(&self) -> BoxFuture<'_, Result<BusStream, BusError>> {
-        Box::pin(async move {
-            let mut trigger = self.trigger.subscribe();
-            trigger.mark_unchanged();
-            let inner = self.inner.subscribe().await?;
-            let stream = futures_util::stream::unfold((inner, trigger), |(mut inner, mut trigger)| async move {
-                tokio::select! {
-                    item = inner.next() => item.map(|item| (item, (inner, trigger))),
-                    _ = trigger.changed() => match *trigger.borrow() {
-                        Some((_, Ending::Panic)) => panic!("forced consumer panic (fault test)"),
-                        _ => None,
-                    },
-                }
-            });
-            Ok(Box::pin(stream) as BusStream)
-        })
-    }
-
-    fn status(&self) -> BusStatus {
-        self.inner.status()
-    }
-
-    fn node_id(&self) -> &str {
-        self.inner.node_id()
-    }
-
-    fn counters(&self) -> Arc<BusCounters> {
-        self.inner.counters()
-    }
-
-    fn backend(&self) -> &'static str {
-        self.inner.backend()
-    }
+/// `stream`, until the trigger fires after this point.
+fn endable(stream: BusStream, mut trigger: watch::Receiver<Option<(u64, Ending)>>) -> BusStream {
+    trigger.mark_unchanged();
+    let stream = futures_util::stream::unfold((stream, trigger), |(mut inner, mut trigger)| async move {
+        tokio::select! {
+            item = inner.next() => item.map(|item| (item, (inner, trigger))),
+            _ = trigger.changed() => match *trigger.borrow() {
+                Some((_, Ending::Panic)) => panic!("forced consumer panic (fault test)"),
+                _ => None,
+            },
+        }
+    });
+    Box::pin(stream)
 }

@@ -148,7 +148,7 @@ impl FaultFleet {
     pub async fn assert_nodes_healthy(&self, within: Duration) {
         for (i, node) in self.nodes.iter().enumerate() {
             let what = format!("node {i} hears the bus again");
-            procs::eventually(&what, within, || async { node.handler.bus_health().connected }).await;
+            crate::eventually(&what, within, || async { node.handler.bus_health().connected }).await;
             let reply = McpClient::new(node.url()).post(&request(json!(1), "tools/list", json!({}))).await;
             assert_eq!(reply.status, http::StatusCode::OK, "node {i} answers tools/list");
             assert!(node.handler.metrics_text().contains("mcp_fleet_bus_connected 1"), "node {i} reports connected");

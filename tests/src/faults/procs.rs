@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-use crate::WAIT;
+use crate::{WAIT, eventually};
 
 /// A loopback port nobody listens on right now.
 pub fn free_port() -> u16 {
@@ -90,19 +90,6 @@ impl Proc {
 impl Drop for Proc {
     fn drop(&mut self) {
         self.kill();
-    }
-}
-
-/// Poll `check` every 50 ms until it holds; panics naming `what` after `within`.
-pub async fn eventually<F, Fut>(what: &str, within: Duration, mut check: F)
-where
-    F: FnMut() -> Fut,
-    Fut: Future<Output = bool>,
-{
-    let deadline = tokio::time::Instant::now() + within;
-    while !check().await {
-        assert!(tokio::time::Instant::now() < deadline, "timed out after {within:?} waiting until {what}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
 

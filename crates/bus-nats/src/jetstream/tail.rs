@@ -175,11 +175,14 @@ impl JetStreamTail {
             // Not a stream message (nothing in the stream is skipped by ignoring it).
             Err(err) => return self.undecodable(&format!("no jetstream metadata: {err}")).map(|()| Verdict::Fine),
         };
-        if sequence <= self.last {
-            return Ok(Verdict::Fine); // a replay after the consumer was re-created
-        }
-        if sequence > self.last + 1 && self.skipped_in_flight().await? {
-            return Ok(Verdict::Reopen);
+        match place(self.last, sequence) {
+            Place::Replay => return Ok(Verdict::Fine),
+            Place::Next => {}
+            Place::AfterMissing => {
+                if self.skipped_in_flight().await? {
+                    return Ok(Verdict::Reopen);
+                }
+            }
         }
         self.last = sequence;
         match EventEnvelope::decode(&message.payload) {
@@ -201,7 +204,7 @@ impl JetStreamTail {
             Ok((state, _)) => state.epoch == self.epoch && state.first_sequence <= self.last + 1,
             Err(_) => false,
         };
-        if still_stored && self.retried_at != Some(self.last) {
+        if fetch_again(still_stored, self.retried_at, self.last) {
             tracing::warn!(stream = %self.shared.options.stream_name, after = self.last, "nats bus: messages skipped in flight, fetching them again");
             self.retried_at = Some(self.last);
             return Ok(true);
@@ -307,5 +310,53 @@ impl JetStreamTail {
         BusCounters::bump(&self.shared.counters.undecodable);
         tracing::warn!(stream = %self.shared.options.stream_name, why, "nats bus: skipping undecodable message");
         Ok(())
+    }
+}
+
+/// Where a message at stream `sequence` stands after `last` was delivered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Place {
+    /// At or before `last`: a replay after the consumer was re-created; skip it.
+    Replay,
+    /// `last + 1`: deliver it.
+    Next,
+    /// Past `last + 1`: something between was not delivered.
+    AfterMissing,
+}
+
+fn place(last: u64, sequence: u64) -> Place {
+    match sequence.cmp(&(last + 1)) {
+        std::cmp::Ordering::Less => Place::Replay,
+        std::cmp::Ordering::Equal => Place::Next,
+        std::cmp::Ordering::Greater => Place::AfterMissing,
+    }
+}
+
+/// After messages went missing past `last`: fetch them again when the stream still holds them
+/// and this is the first attempt at this place (a second one means they cannot be read:
+/// report the gap instead of looping).
+fn fetch_again(still_stored: bool, retried_at: Option<u64>, last: u64) -> bool {
+    still_stored && retried_at != Some(last)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_message_is_a_replay_the_next_one_or_after_a_hole() {
+        assert_eq!(place(5, 3), Place::Replay);
+        assert_eq!(place(5, 5), Place::Replay);
+        assert_eq!(place(5, 6), Place::Next);
+        assert_eq!(place(5, 8), Place::AfterMissing);
+        assert_eq!(place(0, 1), Place::Next);
+    }
+
+    #[test]
+    fn a_hole_still_stored_is_fetched_again_once_then_reported() {
+        assert!(fetch_again(true, None, 5), "in flight: fetch again, no gap");
+        assert!(!fetch_again(true, Some(5), 5), "the same hole twice: a gap, not a loop");
+        assert!(fetch_again(true, Some(3), 5), "a new hole is fetched again");
+        assert!(!fetch_again(false, None, 5), "trimmed away: a gap");
     }
 }

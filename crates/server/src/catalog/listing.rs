@@ -81,8 +81,9 @@ impl<T: Listed + Clone> Listing<T> {
 
     fn rebuild(&mut self) {
         let wire: Vec<Value> = self.enabled().map(Listed::wire).collect();
-        // Serializing a Vec<Value> cannot fail.
-        self.revision = content_revision(&serde_json::to_vec(&wire).unwrap_or_default());
+        let wire = Value::Array(wire);
+        self.revision = content_revision(&mcp_fleet_protocol::jsonrpc::value_bytes(&wire));
+        let Value::Array(wire) = wire else { unreachable!("built as an array above") };
         self.wire = Arc::new(wire);
     }
 }

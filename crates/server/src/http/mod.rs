@@ -8,6 +8,7 @@ mod serve;
 mod service;
 
 pub use body::ResponseBody;
+pub use serve::{serve_http, shutdown_signal};
 
 #[cfg(test)]
 mod tests;

@@ -1,76 +1,174 @@
-//! Serving a handler over TCP with hyper: HTTP/1.1 and h2c on one port, `TCP_NODELAY` on every
-//! socket, accept errors backed off, and a graceful drain with a deadline on shutdown.
+//! Serving over TCP with hyper: HTTP/1.1 and h2c on one port, `TCP_NODELAY` and dead-peer
+//! detection on every socket, accept errors backed off, and a drain with a deadline — after it,
+//! connections still open (a client that stopped reading, say) are aborted, so a shutdown always
+//! ends. [`McpHandler::serve`] serves the MCP endpoint this way; [`serve_http`] serves any other
+//! hyper service (an admin port) the same way.
 
+use std::convert::Infallible;
+use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
+use bytes::Bytes;
+use http::{Request, Response};
+use hyper::body::Incoming;
 use hyper::service::service_fn;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto;
 use hyper_util::server::graceful::GracefulShutdown;
-use tokio::net::TcpListener;
+use tokio::net::{TcpListener, TcpStream};
+use tokio::task::JoinSet;
 
-use super::service::ServiceResult;
 use crate::error::ServerError;
 use crate::handler::McpHandler;
 use crate::options::HandlerOptions;
 
 /// How long to wait after a failed `accept` (e.g. out of file descriptors) before retrying.
 const ACCEPT_BACKOFF: Duration = Duration::from_millis(50);
+/// Default dead-peer timeout and request read timeout of [`serve_http`].
+const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
 
 impl McpHandler {
     /// Serve the endpoint on `listener` until [`McpHandler::shutdown`] is called; then stop
     /// accepting and drain open connections (listen streams end with their completion result)
-    /// within the shutdown deadline.
+    /// within the shutdown deadline, aborting whatever is still open after it. Called after
+    /// `shutdown()`, it returns at once.
     pub async fn serve(&self, listener: TcpListener) -> Result<(), ServerError> {
-        let builder = Arc::new(connection_builder(&self.shared.options));
-        let graceful = GracefulShutdown::new();
+        let options = &self.shared.options;
         let mut stop = self.shared.shutdown.subscribe();
+        // Counted before the flag is read, so `shutdown()` either sees this loop and waits for
+        // it, or this loop sees the flag and never serves.
         self.shared.serving.send_modify(|n| *n += 1);
-        loop {
-            tokio::select! {
-                accepted = listener.accept() => match accepted {
-                    Ok((stream, _)) => {
-                        tune_socket(&stream, self.shared.options.dead_peer_timeout);
-                        self.spawn_connection(&builder, &graceful, stream);
-                    }
-                    Err(e) => {
-                        tracing::warn!(error = %e, "accept failed; backing off");
-                        tokio::time::sleep(ACCEPT_BACKOFF).await;
-                    }
-                },
-                _ = crate::shutdown::signalled(&mut stop) => break,
-            }
-        }
-        drop(listener);
-        if tokio::time::timeout(self.shared.options.shutdown_deadline, graceful.shutdown()).await.is_err() {
-            tracing::warn!("shutdown deadline passed; closing remaining connections");
+        if !*stop.borrow_and_update() {
+            let handler = self.clone();
+            let service = move |req: Request<Incoming>| {
+                let handler = handler.clone();
+                async move { Ok::<_, Infallible>(handler.handle(req).await) }
+            };
+            let stopped = crate::shutdown::signalled(&mut stop);
+            accept_loop(listener, Arc::new(connection_builder(options)), service, Tuning::of(options), stopped).await;
         }
         self.shared.serving.send_modify(|n| *n -= 1);
         Ok(())
     }
+}
 
-    fn spawn_connection(
-        &self,
-        builder: &Arc<auto::Builder<TokioExecutor>>,
-        graceful: &GracefulShutdown,
-        stream: tokio::net::TcpStream,
-    ) {
-        let handler = self.clone();
-        let service = service_fn(move |req| {
-            let handler = handler.clone();
-            async move { ServiceResult::Ok(handler.handle(req).await) }
-        });
-        let builder = builder.clone();
-        let watcher = graceful.watcher();
-        tokio::spawn(async move {
-            let conn = builder.serve_connection_with_upgrades(TokioIo::new(stream), service);
-            // A connection error ends that connection only.
-            if let Err(e) = watcher.watch(conn).await {
-                tracing::debug!(error = %e, "connection ended with an error");
+/// Serve `service` (any hyper service: an admin port, a health port) on `listener` with the
+/// same connection handling as the MCP endpoint until `stop` resolves; then stop accepting,
+/// let open connections finish within `deadline`, and abort the rest.
+///
+/// ```no_run
+/// use std::convert::Infallible;
+/// use std::time::Duration;
+/// # async fn run() -> std::io::Result<()> {
+/// let listener = tokio::net::TcpListener::bind("127.0.0.1:9090").await?;
+/// let ok = |_req: http::Request<hyper::body::Incoming>| async {
+///     Ok::<_, Infallible>(http::Response::new(http_body_util::Full::new(bytes::Bytes::from_static(b"ok"))))
+/// };
+/// mcp_fleet_server::serve_http(listener, ok, mcp_fleet_server::shutdown_signal(), Duration::from_secs(5)).await;
+/// # Ok(()) }
+/// ```
+pub async fn serve_http<S, Fut, B>(
+    listener: TcpListener,
+    service: S,
+    stop: impl Future<Output = ()>,
+    deadline: Duration,
+) where
+    S: Fn(Request<Incoming>) -> Fut + Clone + Send + Sync + 'static,
+    Fut: Future<Output = Result<Response<B>, Infallible>> + Send + 'static,
+    B: http_body::Body<Data = Bytes> + Send + 'static,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    let mut builder = auto::Builder::new(TokioExecutor::new());
+    builder.http1().timer(TokioTimer::new()).header_read_timeout(DEFAULT_TIMEOUT);
+    let tuning = Tuning { dead_peer_timeout: Some(DEFAULT_TIMEOUT), deadline };
+    accept_loop(listener, Arc::new(builder), service, tuning, stop).await;
+}
+
+/// Resolves on Ctrl-C (SIGINT) or SIGTERM, whichever comes first: what a process waits for
+/// before calling [`McpHandler::shutdown`].
+pub async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
             }
-        });
+            Err(_) => std::future::pending().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! { _ = ctrl_c => {}, _ = term => {} }
+}
+
+/// Per-socket and drain settings.
+#[derive(Debug, Clone, Copy)]
+struct Tuning {
+    dead_peer_timeout: Option<Duration>,
+    deadline: Duration,
+}
+
+impl Tuning {
+    fn of(options: &HandlerOptions) -> Tuning {
+        Tuning { dead_peer_timeout: options.dead_peer_timeout, deadline: options.shutdown_deadline }
     }
+}
+
+/// Accept and serve until `stop`, then drain (see the module docs).
+async fn accept_loop<S, Fut, B>(
+    listener: TcpListener,
+    builder: Arc<auto::Builder<TokioExecutor>>,
+    service: S,
+    tuning: Tuning,
+    stop: impl Future<Output = ()>,
+) where
+    S: Fn(Request<Incoming>) -> Fut + Clone + Send + Sync + 'static,
+    Fut: Future<Output = Result<Response<B>, Infallible>> + Send + 'static,
+    B: http_body::Body<Data = Bytes> + Send + 'static,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    let graceful = GracefulShutdown::new();
+    let mut connections = JoinSet::new();
+    tokio::pin!(stop);
+    loop {
+        tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _)) => {
+                    tune_socket(&stream, tuning.dead_peer_timeout);
+                    let (builder, watcher, service) = (builder.clone(), graceful.watcher(), service.clone());
+                    connections.spawn(async move {
+                        let conn = builder.serve_connection_with_upgrades(TokioIo::new(stream), service_fn(service));
+                        // A connection error ends that connection only.
+                        if let Err(e) = watcher.watch(conn).await {
+                            tracing::debug!(error = %e, "connection ended with an error");
+                        }
+                    });
+                }
+                Err(e) => {
+                    tracing::warn!(error = %e, "accept failed; backing off");
+                    tokio::time::sleep(ACCEPT_BACKOFF).await;
+                }
+            },
+            // Reap finished connections so the set stays as large as what is open.
+            Some(_) = connections.join_next(), if !connections.is_empty() => {}
+            () = &mut stop => break,
+        }
+    }
+    drop(listener);
+    drain(graceful, connections, tuning.deadline).await;
+}
+
+/// Ask every connection to close gracefully; abort those still open after `deadline`.
+async fn drain(graceful: GracefulShutdown, mut connections: JoinSet<()>, deadline: Duration) {
+    if tokio::time::timeout(deadline, graceful.shutdown()).await.is_err() {
+        tracing::warn!(open = connections.len(), "shutdown deadline passed; aborting the connections still open");
+        connections.abort_all();
+    }
+    while connections.join_next().await.is_some() {}
 }
 
 /// HTTP/1.1 and h2c on one port, with the handler's limits and timeouts.
@@ -91,7 +189,7 @@ fn connection_builder(options: &HandlerOptions) -> auto::Builder<TokioExecutor> 
 }
 
 /// Per-socket options of an accepted connection.
-fn tune_socket(stream: &tokio::net::TcpStream, dead_peer_timeout: Option<Duration>) {
+fn tune_socket(stream: &TcpStream, dead_peer_timeout: Option<Duration>) {
     // Without TCP_NODELAY, SSE frames stall ~40 ms behind Nagle + delayed ACK.
     let _ = stream.set_nodelay(true);
     let Some(dead) = dead_peer_timeout else { return };

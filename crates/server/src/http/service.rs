@@ -2,7 +2,6 @@
 //! (path, Origin, authentication, method, Content-Type, body size), the protocol's validation
 //! ladder, the server-side gates, and the choice of JSON or SSE for the answer.
 
-use std::convert::Infallible;
 use std::sync::Arc;
 
 use crate::context::NotificationReceiver;
@@ -97,7 +96,7 @@ impl McpHandler {
         if parts.uri.path() != opts.mcp_path {
             return Err(Box::new(plain(StatusCode::NOT_FOUND, "Not Found")));
         }
-        if !origin_allowed(&parts.headers, opts.allowed_origins.as_deref(), opts.allowed_hosts.as_deref()) {
+        if !origin_allowed(parts, opts.allowed_origins.as_deref(), opts.allowed_hosts.as_deref()) {
             return Err(Box::new(http_error(StatusCode::FORBIDDEN, "Origin or Host not allowed")));
         }
         let principal = match &opts.authenticator {
@@ -260,6 +259,3 @@ fn plain(status: StatusCode, text: &'static str) -> Response<ResponseBody> {
     resp.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("text/plain"));
     resp
 }
-
-/// Used by hyper's `service_fn`.
-pub(crate) type ServiceResult = Result<Response<ResponseBody>, Infallible>;

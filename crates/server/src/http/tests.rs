@@ -12,7 +12,7 @@ use crate::{HandlerOptions, McpHandler, McpServer, create_mcp_handler};
 async fn handler() -> McpHandler {
     let server = McpServer::builder("unit", "0.1.0").build();
     server.tool(Tool::new("hi", "Says hi"), |_c| async { Ok(CallToolResult::text("hi")) });
-    let options = HandlerOptions { max_body_bytes: 1024, ..HandlerOptions::default() };
+    let options = HandlerOptions::default().max_body_bytes(1024);
     create_mcp_handler(server, options).await.expect("handler")
 }
 

@@ -3,14 +3,15 @@
 //! notifications, the per-stream pending set, the SSE body that writes it, and the health that
 //! decides whether streams are accepted at all.
 
-pub(crate) mod consumer;
 mod fanout;
 mod health;
 pub(crate) mod keepalive;
+pub(crate) mod monitor;
 mod pending;
 mod router;
 mod stream;
 mod subscription;
+pub(crate) mod supervisor;
 
 pub use health::BusHealthState;
 pub(crate) use stream::ListenBody;
@@ -18,3 +19,6 @@ pub(crate) use stream::ListenBody;
 pub(crate) use fanout::Fanout;
 pub(crate) use health::BusHealth;
 pub(crate) use router::{ListenLimits, ListenRouter};
+
+#[cfg(test)]
+mod tests;

@@ -9,7 +9,9 @@
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use tokio::time::Instant;
 
 use mcp_fleet_bus::{EventEnvelope, EventKind};
 use mcp_fleet_protocol::methods::RESOURCE_UPDATED;

@@ -6,7 +6,7 @@
 //! everything pending in one buffer.
 
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::Instant;
+use tokio::time::Instant;
 
 use atomic_waker::AtomicWaker;
 use mcp_fleet_protocol::{RequestId, SubscriptionFilter};

@@ -14,3 +14,6 @@ pub(crate) mod state;
 mod tools;
 
 pub(crate) use dispatch::{CallFuture, MethodRequest, Prepared, prepare};
+
+#[cfg(test)]
+mod tests;

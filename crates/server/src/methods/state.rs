@@ -37,6 +37,8 @@ impl StateCodec {
     }
 }
 
+/// Seconds since the Unix epoch. A clock set before 1970 reads 0: tokens then last as long as
+/// their TTL past the epoch — no worse than the broken clock itself, and never a panic.
 fn now_secs() -> u64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
 }

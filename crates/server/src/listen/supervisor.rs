@@ -1,12 +1,10 @@
-//! The node's bus consumer, supervised, and the health monitor beside it.
+//! The node's bus consumer, supervised.
 //!
 //! One bus subscription per node feeds the [`Fanout`]. The consumer runs in a task of its own;
 //! the supervisor awaits it. If the bus stream ends or the task dies (a panic while
 //! delivering), the supervisor marks the node deaf, subscribes again with backoff, reports a
 //! [`GapReason::ConsumerRestarted`] (whatever was published meanwhile may be lost: invalidate
-//! conservatively) and starts a new consumer. The monitor samples the backend's consumer status
-//! every [`MONITOR_INTERVAL`] and, past the grace period, has the router refuse and close
-//! listen streams until the node hears the bus again.
+//! conservatively) and starts a new consumer. The health monitor (`monitor`) watches the rest.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -17,12 +15,9 @@ use tokio::sync::watch;
 
 use super::fanout::Fanout;
 use super::health::BusHealth;
-use super::router::ListenRouter;
 use crate::metrics::Metrics;
 use crate::shutdown::signalled;
 
-/// How often the monitor samples the backend's consumer status.
-pub(crate) const MONITOR_INTERVAL: Duration = Duration::from_millis(250);
 /// First delay before subscribing again after the consumer stopped (doubles up to the max).
 const RESUBSCRIBE_MIN: Duration = Duration::from_millis(100);
 /// Longest delay between subscription attempts.
@@ -39,7 +34,7 @@ pub(crate) struct ConsumerParts {
 }
 
 /// Supervise the consumer, starting with the already subscribed `events`, until shutdown.
-pub(crate) async fn supervise(mut parts: ConsumerParts, events: BusStream) {
+pub(crate) async fn run(mut parts: ConsumerParts, events: BusStream) {
     let mut events = Some(events);
     loop {
         let stream = match events.take() {
@@ -96,27 +91,6 @@ async fn consume(mut events: BusStream, fanout: Arc<Fanout>) {
         match item {
             BusItem::Event(event) => fanout.deliver(&event),
             BusItem::Gap(reason) => fanout.gap(&reason),
-        }
-    }
-}
-
-/// Sample the backend's consumer status, and refuse and close listen streams while the node
-/// has been deaf past its grace period, until shutdown.
-pub(crate) async fn monitor(
-    bus: Arc<dyn ServerEventBus>,
-    health: Arc<BusHealth>,
-    router: ListenRouter,
-    mut stop: watch::Receiver<bool>,
-) {
-    let mut interval = tokio::time::interval(MONITOR_INTERVAL);
-    interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    loop {
-        tokio::select! {
-            _ = interval.tick() => {
-                health.sample(bus.as_ref());
-                router.set_deaf(health.state().past_grace);
-            }
-            _ = signalled(&mut stop) => return,
         }
     }
 }
