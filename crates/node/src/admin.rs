@@ -1,8 +1,18 @@
-//! The admin endpoint: `POST /admin/notify` publishes a change event (what a config reloader
-//! calls), `GET /metrics` exports metrics, `GET /healthz` reports the bus state.
+//! The admin endpoint: probes, metrics, and the operations a config reloader calls.
+//!
+//! | Route | What | Auth |
+//! |---|---|---|
+//! | `GET /livez` (`/healthz`) | the process answers: no dependency, so a bus blip never restarts a pod | open |
+//! | `GET /readyz` | serving, not draining, bus consumer not down past the grace period | open |
+//! | `GET /metrics` | OpenMetrics | open |
+//! | `POST /admin/notify` | publish a change event | bearer token |
+//!
+//! It serves from the first moment of the process (before the bus is connected), answering
+//! `/readyz` with 503 until the handler exists.
 
 use std::convert::Infallible;
 use std::future::Future;
+use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -13,10 +23,21 @@ use mcp_fleet_server::McpHandler;
 use mcp_fleet_server::bus::{Change, EventKind};
 use serde::Deserialize;
 use serde_json::json;
+use subtle::ConstantTimeEq;
 use tokio::net::TcpListener;
+
+use crate::state::NodeState;
 
 /// Largest admin request body.
 const MAX_ADMIN_BODY: usize = 64 * 1024;
+
+/// The admin endpoint's configuration and state.
+#[derive(Clone)]
+pub(crate) struct Admin {
+    pub(crate) state: NodeState,
+    /// Bearer token for `POST /admin/*`; `None` accepts any caller.
+    pub(crate) token: Option<Arc<str>>,
+}
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -26,40 +47,96 @@ struct NotifyRequest {
     scope: Option<String>,
 }
 
-/// Serve the admin endpoint until `stop` resolves, then drain within `deadline`.
-pub(crate) async fn serve(
-    listener: TcpListener,
-    handler: McpHandler,
-    stop: impl Future<Output = ()>,
-    deadline: Duration,
-) {
-    let service = move |req: Request<Incoming>| {
-        let handler = handler.clone();
-        async move { Ok::<_, Infallible>(route(&handler, req).await) }
-    };
-    mcp_fleet_server::serve_http(listener, service, stop, deadline).await;
-}
+impl Admin {
+    /// Serve the admin endpoint until `stop` resolves, then drain within `deadline`.
+    pub(crate) async fn serve(self, listener: TcpListener, stop: impl Future<Output = ()>, deadline: Duration) {
+        let service = move |req: Request<Incoming>| {
+            let admin = self.clone();
+            async move { Ok::<_, Infallible>(admin.route(req).await) }
+        };
+        mcp_fleet_server::serve_http(listener, service, stop, deadline).await;
+    }
 
-async fn route(handler: &McpHandler, req: Request<Incoming>) -> Response<Full<Bytes>> {
-    match (req.method(), req.uri().path()) {
-        (&Method::POST, "/admin/notify") => notify(handler, req).await,
-        (&Method::GET, "/metrics") => {
-            reply(StatusCode::OK, "application/openmetrics-text; version=1.0.0", handler.metrics_text())
+    async fn route<B>(&self, req: Request<B>) -> Response<Full<Bytes>>
+    where
+        B: http_body::Body<Data = Bytes>,
+        B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    {
+        match (req.method(), req.uri().path()) {
+            (&Method::GET, "/livez" | "/healthz") => {
+                reply(StatusCode::OK, "application/json", r#"{"live":true}"#.into())
+            }
+            (&Method::GET, "/readyz") => self.readyz(),
+            (&Method::GET, "/metrics") => self.metrics(),
+            (&Method::POST, path) if path.starts_with("/admin/") => match self.authorize(req.headers()) {
+                Err(refused) => *refused,
+                Ok(()) => self.operation(req).await,
+            },
+            _ => reply(StatusCode::NOT_FOUND, "text/plain", "not found".into()),
         }
-        (&Method::GET, "/healthz") => {
-            let bus = handler.bus_health();
-            let code = if bus.connected { StatusCode::OK } else { StatusCode::SERVICE_UNAVAILABLE };
-            reply(
-                code,
-                "application/json",
-                json!({"busConnected": bus.connected, "openStreams": handler.open_streams()}).to_string(),
-            )
+    }
+
+    fn readyz(&self) -> Response<Full<Bytes>> {
+        let code = if self.state.readiness().is_ok() { StatusCode::OK } else { StatusCode::SERVICE_UNAVAILABLE };
+        reply(code, "application/json", self.state.describe().to_string())
+    }
+
+    fn metrics(&self) -> Response<Full<Bytes>> {
+        match self.state.handler() {
+            Some(handler) => {
+                reply(StatusCode::OK, "application/openmetrics-text; version=1.0.0", handler.metrics_text())
+            }
+            None => reply(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "text/plain",
+                "starting: the event bus is not connected yet".into(),
+            ),
         }
-        _ => reply(StatusCode::NOT_FOUND, "text/plain", "not found".into()),
+    }
+
+    /// `Authorization: Bearer <token>`, compared in constant time (no timing oracle on the
+    /// token's prefix).
+    fn authorize(&self, headers: &http::HeaderMap) -> Result<(), Box<Response<Full<Bytes>>>> {
+        let Some(expected) = &self.token else { return Ok(()) };
+        let given = headers
+            .get(header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.strip_prefix("Bearer "))
+            .map(str::trim);
+        match given {
+            Some(given) if bool::from(given.as_bytes().ct_eq(expected.as_bytes())) => Ok(()),
+            _ => {
+                let mut resp =
+                    error(StatusCode::UNAUTHORIZED, "admin operations need Authorization: Bearer <admin token>");
+                resp.headers_mut().insert(
+                    header::WWW_AUTHENTICATE,
+                    http::HeaderValue::from_static("Bearer realm=\"mcp-fleet-admin\""),
+                );
+                Err(Box::new(resp))
+            }
+        }
+    }
+
+    async fn operation<B>(&self, req: Request<B>) -> Response<Full<Bytes>>
+    where
+        B: http_body::Body<Data = Bytes>,
+        B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    {
+        let Some(handler) = self.state.handler() else {
+            return error(StatusCode::SERVICE_UNAVAILABLE, "starting: the event bus is not connected yet");
+        };
+        match req.uri().path() {
+            "/admin/notify" => notify(handler, req).await,
+            _ => reply(StatusCode::NOT_FOUND, "text/plain", "not found".into()),
+        }
     }
 }
 
-async fn notify(handler: &McpHandler, req: Request<Incoming>) -> Response<Full<Bytes>> {
+async fn notify<B>(handler: &McpHandler, req: Request<B>) -> Response<Full<Bytes>>
+where
+    B: http_body::Body<Data = Bytes>,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
     let body = match Limited::new(req.into_body(), MAX_ADMIN_BODY).collect().await {
         Ok(b) => b.to_bytes(),
         Err(e) => return error(StatusCode::BAD_REQUEST, &format!("could not read body: {e}")),
@@ -80,8 +157,7 @@ async fn notify(handler: &McpHandler, req: Request<Incoming>) -> Response<Full<B
         (EventKind::ResourceUpdated, Some(_)) | (_, None) => {}
         (_, Some(_)) => return error(StatusCode::BAD_REQUEST, "only kind \"resource\" takes a uri"),
     }
-    let published = handler.notify().publish(Change { scope: request.scope, kind, uri: request.uri }).await;
-    match published {
+    match handler.notify().publish(Change { scope: request.scope, kind, uri: request.uri }).await {
         Ok(event) => reply(
             StatusCode::OK,
             "application/json",
@@ -100,4 +176,83 @@ fn reply(status: StatusCode, content_type: &'static str, body: String) -> Respon
     *resp.status_mut() = status;
     resp.headers_mut().insert(header::CONTENT_TYPE, http::HeaderValue::from_static(content_type));
     resp
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mcp_fleet_server::{HandlerOptions, McpServer, create_mcp_handler};
+
+    fn admin(token: Option<&str>) -> Admin {
+        Admin { state: NodeState::default(), token: token.map(Arc::from) }
+    }
+
+    fn request(method: Method, path: &str, auth: Option<&str>, body: &str) -> Request<Full<Bytes>> {
+        let mut req = Request::builder().method(method).uri(path);
+        if let Some(auth) = auth {
+            req = req.header(header::AUTHORIZATION, auth);
+        }
+        req.body(Full::new(Bytes::from(body.to_owned()))).unwrap()
+    }
+
+    #[tokio::test]
+    async fn before_the_bus_connects_the_node_is_live_but_not_ready() {
+        let a = admin(None);
+        assert_eq!(a.route(request(Method::GET, "/livez", None, "")).await.status(), StatusCode::OK);
+        assert_eq!(a.route(request(Method::GET, "/healthz", None, "")).await.status(), StatusCode::OK);
+        assert_eq!(a.route(request(Method::GET, "/readyz", None, "")).await.status(), StatusCode::SERVICE_UNAVAILABLE);
+        let handler =
+            create_mcp_handler(McpServer::builder("s", "1").build(), HandlerOptions::default()).await.unwrap();
+        a.state.set_handler(handler.clone());
+        assert_eq!(a.route(request(Method::GET, "/readyz", None, "")).await.status(), StatusCode::OK);
+        handler.shutdown().await;
+        let draining = a.route(request(Method::GET, "/readyz", None, "")).await;
+        assert_eq!(draining.status(), StatusCode::SERVICE_UNAVAILABLE, "not ready while draining");
+        assert_eq!(a.route(request(Method::GET, "/livez", None, "")).await.status(), StatusCode::OK);
+    }
+
+    #[tokio::test]
+    async fn admin_operations_need_the_token_and_probes_and_metrics_do_not() {
+        let a = admin(Some("s3cret"));
+        let handler =
+            create_mcp_handler(McpServer::builder("s", "1").build(), HandlerOptions::default()).await.unwrap();
+        a.state.set_handler(handler);
+        let notify = r#"{"kind":"tools"}"#;
+        for auth in [None, Some("Bearer wrong"), Some("s3cret"), Some("Basic s3cret"), Some("Bearer s3cret-and-more")] {
+            let resp = a.route(request(Method::POST, "/admin/notify", auth, notify)).await;
+            assert_eq!(resp.status(), StatusCode::UNAUTHORIZED, "{auth:?}");
+            assert!(resp.headers().contains_key(header::WWW_AUTHENTICATE));
+        }
+        let ok = a.route(request(Method::POST, "/admin/notify", Some("Bearer s3cret"), notify)).await;
+        assert_eq!(ok.status(), StatusCode::OK);
+        let unknown = a.route(request(Method::POST, "/admin/nope", None, "")).await;
+        assert_eq!(unknown.status(), StatusCode::UNAUTHORIZED, "no route is revealed without the token");
+        for open in ["/livez", "/readyz", "/metrics"] {
+            assert_eq!(a.route(request(Method::GET, open, None, "")).await.status(), StatusCode::OK, "{open}");
+        }
+    }
+
+    #[tokio::test]
+    async fn notify_rejects_bad_requests_with_a_clear_400() {
+        let a = admin(None);
+        let handler =
+            create_mcp_handler(McpServer::builder("s", "1").build(), HandlerOptions::default()).await.unwrap();
+        a.state.set_handler(handler);
+        for body in [
+            r#"{"kind":"weather"}"#,
+            r#"{"kind":"resource"}"#,
+            r#"{"kind":"tools","uri":"a://b"}"#,
+            "not json",
+            r#"{"kind":"tools","x":1}"#,
+        ] {
+            let resp = a.route(request(Method::POST, "/admin/notify", None, body)).await;
+            assert_eq!(resp.status(), StatusCode::BAD_REQUEST, "{body}");
+        }
+        let ok = a
+            .route(request(Method::POST, "/admin/notify", None, r#"{"kind":"resource","uri":"a://b","scope":"t"}"#))
+            .await;
+        let body = ok.into_body().collect().await.unwrap().to_bytes();
+        let reply: serde_json::Value = serde_json::from_slice(&body).unwrap();
+        assert!(reply["epoch"].as_u64().is_some() && reply["version"].as_u64().is_some(), "{reply}");
+    }
 }

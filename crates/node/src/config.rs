@@ -9,14 +9,32 @@ use clap::Parser;
 #[derive(Debug, Clone, Parser)]
 #[command(name = "mcp-fleet", version, about)]
 pub(crate) struct Config {
-    /// Address of the MCP endpoint (served at /mcp). Bind 127.0.0.1 for local use.
+    /// Address of the MCP endpoint (served at /mcp). Bind 127.0.0.1 for local use. Both ports
+    /// are bound before the bus is connected; /readyz stays false until it is.
     #[arg(long, env = "MCP_FLEET_LISTEN", default_value = "127.0.0.1:8080")]
     pub(crate) listen: SocketAddr,
 
-    /// Address of the admin endpoint (POST /admin/notify, GET /metrics, GET /healthz).
-    /// Off unless given; never expose it publicly.
+    /// Address of the admin endpoint (GET /livez, /readyz, /healthz, /metrics; POST
+    /// /admin/notify). Off unless given; never expose it publicly.
     #[arg(long, env = "MCP_FLEET_ADMIN_LISTEN")]
     pub(crate) admin_listen: Option<SocketAddr>,
+
+    /// Bearer token every POST /admin/* must carry (`Authorization: Bearer <token>`); probes
+    /// and /metrics stay open. Without a token (or token file) the admin port accepts any
+    /// caller — a warning is logged at start.
+    #[arg(long, env = "MCP_FLEET_ADMIN_TOKEN", hide_env_values = true, conflicts_with = "admin_token_file")]
+    pub(crate) admin_token: Option<String>,
+
+    /// File holding the admin token (a mounted Secret); read at start, surrounding whitespace
+    /// ignored.
+    #[arg(long, env = "MCP_FLEET_ADMIN_TOKEN_FILE")]
+    pub(crate) admin_token_file: Option<std::path::PathBuf>,
+
+    /// How long the bus consumer may be down before /readyz fails and the node closes its
+    /// listen streams (clients reconnect to a ready replica), in seconds. A shorter blip drains
+    /// nobody.
+    #[arg(long, env = "MCP_FLEET_READY_BUS_GRACE_SECS", default_value_t = 30)]
+    pub(crate) ready_bus_grace_secs: u64,
 
     /// Event bus URL: memory:// (single node), redis://host:port/db[?stream=KEY&maxlen=N],
     /// nats://host:port[?mode=core&stream=NAME&prefix=P&token=T&creds=FILE]. Every replica must
@@ -73,6 +91,19 @@ impl Config {
             let host = std::env::var("HOSTNAME").unwrap_or_else(|_| "node".into());
             format!("{host}-{}", std::process::id())
         })
+    }
+
+    /// The admin token, from the flag or the file; `Err` names the file that could not be read.
+    pub(crate) fn admin_token(&self) -> Result<Option<String>, std::io::Error> {
+        match (&self.admin_token, &self.admin_token_file) {
+            (Some(token), _) => Ok(Some(token.clone())),
+            (None, Some(path)) => {
+                let token = std::fs::read_to_string(path)
+                    .map_err(|e| std::io::Error::new(e.kind(), format!("admin token file {}: {e}", path.display())))?;
+                Ok(Some(token.trim().to_owned()).filter(|t| !t.is_empty()))
+            }
+            (None, None) => Ok(None),
+        }
     }
 
     pub(crate) fn keepalive(&self) -> Duration {

@@ -48,6 +48,11 @@ pub(crate) struct Metrics {
     pub(crate) outbox_dropped: Counter,
     /// HTTP requests answered, by JSON-RPC method and HTTP status.
     pub(crate) requests: Family<RequestLabels, Counter>,
+    /// Time from a request's arrival to its response head (for a listen stream: its ack; for
+    /// an SSE call: its first notification), by JSON-RPC method, in seconds.
+    pub(crate) request_duration: Family<MethodLabel, Histogram>,
+    /// 1 while the handler drains (after `shutdown()`).
+    pub(crate) draining: Gauge,
     /// Age of bus events when this node's router handled them (publish time on the origin
     /// node → now; includes clock skew between nodes), in seconds.
     pub(crate) event_age: Histogram,
@@ -70,10 +75,20 @@ impl Default for Metrics {
             outbox_retries: Counter::default(),
             outbox_dropped: Counter::default(),
             requests: Family::default(),
+            // 100 µs … ~13 s.
+            request_duration: Family::new_with_constructor(|| Histogram::new(exponential_buckets(0.0001, 2.0, 18))),
+            draining: Gauge::default(),
             // 0.5 ms … ~4 s.
             event_age: Histogram::new(exponential_buckets(0.0005, 2.0, 14)),
         }
     }
+}
+
+/// Labels of [`Metrics::request_duration`].
+#[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
+pub(crate) struct MethodLabel {
+    /// The JSON-RPC method (as in [`RequestLabels::method`]).
+    pub(crate) method: &'static str,
 }
 
 /// Labels of [`Metrics::requests`].
@@ -88,8 +103,9 @@ pub(crate) struct RequestLabels {
 
 impl Metrics {
     /// Count one answered request.
-    pub(crate) fn record_request(&self, method: &'static str, status: http::StatusCode) {
+    pub(crate) fn record_request(&self, method: &'static str, status: http::StatusCode, took: std::time::Duration) {
         self.requests.get_or_create(&RequestLabels { method, status: status.as_u16() }).inc();
+        self.request_duration.get_or_create(&MethodLabel { method }).observe(took.as_secs_f64());
     }
 
     /// Encode every metric, including `bus`'s counters and whether this node hears the bus
@@ -119,6 +135,12 @@ impl Metrics {
         registry.register("outbox_retries", "Outbox publishes that failed and were queued again", m.outbox_retries);
         registry.register("outbox_dropped", "Catalog changes dropped because the outbox was full", m.outbox_dropped);
         registry.register("http_requests", "HTTP requests answered, by JSON-RPC method and status", m.requests);
+        registry.register(
+            "http_request_duration_seconds",
+            "Request arrival to response head (listen: its ack), by JSON-RPC method",
+            m.request_duration,
+        );
+        registry.register("drain_in_progress", "1 while the node drains after a shutdown", m.draining);
         registry.register("bus_event_age_seconds", "Publish-to-router age of bus events", m.event_age);
         registry.register_collector(Box::new(BusCollector { counters: bus.counters(), connected }));
         let mut out = String::new();

@@ -8,6 +8,7 @@ impl McpHandler {
     /// Stop serving: refuse new listens, close every listen stream with its completion result,
     /// stop accepting, and wait (up to the shutdown deadline) for connections to drain.
     pub async fn shutdown(&self) {
+        self.shared.metrics.draining.set(1);
         self.shared.router.close_all();
         let _ = self.shared.shutdown.send(true);
         let mut serving = self.shared.serving.subscribe();
@@ -17,6 +18,13 @@ impl McpHandler {
         if tokio::time::timeout(bound, drained).await.is_err() {
             tracing::warn!("serve loops did not finish draining in time");
         }
+    }
+}
+
+impl McpHandler {
+    /// Whether [`McpHandler::shutdown`] was called: the node drains and should not be ready.
+    pub fn is_draining(&self) -> bool {
+        *self.shared.shutdown.borrow()
     }
 }
 

@@ -28,8 +28,9 @@ impl McpHandler {
         B: Body<Data = Bytes>,
         B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
     {
+        let started = tokio::time::Instant::now();
         let (method, response) = self.answer(req).await;
-        self.shared.metrics.record_request(method, response.status());
+        self.shared.metrics.record_request(method, response.status(), started.elapsed());
         response
     }
 

@@ -1,0 +1,76 @@
+//! The node's life: raise the file limit → bind both ports (so probes answer at once) → serve
+//! the admin endpoint → connect the bus, retrying → build the handler (now ready) → serve MCP
+//! → wait for SIGTERM/Ctrl-C → drain both ports within the deadline.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use mcp_fleet_server::{HandlerOptions, create_mcp_handler};
+use tokio::net::TcpListener;
+
+use crate::admin::Admin;
+use crate::config::Config;
+use crate::state::NodeState;
+use crate::{demo, nofile};
+
+/// Run the node until `stop` resolves.
+pub(crate) async fn run(config: Config, stop: impl Future<Output = ()>) -> Result<(), Box<dyn std::error::Error>> {
+    nofile::report(nofile::raise(), config.max_streams);
+    let token = config.admin_token()?;
+    let listener = TcpListener::bind(config.listen).await?;
+    let state = NodeState::default();
+    let (stop_admin, admin_stopped) = tokio::sync::oneshot::channel::<()>();
+    let deadline = Duration::from_secs(config.shutdown_secs);
+    let admin = match config.admin_listen {
+        Some(addr) => {
+            let admin_listener = TcpListener::bind(addr).await?;
+            if token.is_none() {
+                tracing::warn!(
+                    "the admin endpoint has no token: anyone who reaches it can publish change events (set --admin-token or --admin-token-file)"
+                );
+            }
+            tracing::info!(addr = %admin_listener.local_addr()?, "serving the admin endpoint (probes answer from now on)");
+            let admin = Admin { state: state.clone(), token: token.map(Arc::from) };
+            let stopped = async move {
+                let _ = admin_stopped.await;
+            };
+            Some(tokio::spawn(admin.serve(admin_listener, stopped, deadline)))
+        }
+        None => None,
+    };
+    let node_id = config.node_id();
+    let patience = Duration::from_secs(config.bus_connect_secs);
+    let bus = mcp_fleet_bus_connect::connect_patiently(&config.bus, &node_id, patience).await?;
+    let handler = create_mcp_handler(demo::demo_server(), options(&config, node_id).bus(bus)).await?;
+    state.set_handler(handler.clone());
+    tracing::info!(addr = %listener.local_addr()?, bus = %config.bus, "serving MCP at /mcp");
+    let serving = tokio::spawn({
+        let handler = handler.clone();
+        async move { handler.serve(listener).await }
+    });
+    stop.await;
+    tracing::info!("shutting down: closing listen streams and draining connections");
+    handler.shutdown().await;
+    let _ = stop_admin.send(());
+    serving.await??;
+    if let Some(admin) = admin {
+        admin.await?;
+    }
+    Ok(())
+}
+
+fn options(config: &Config, node_id: String) -> HandlerOptions {
+    let options = HandlerOptions::default()
+        .node_id(node_id)
+        .max_body_bytes(config.max_body_bytes)
+        .max_streams(config.max_streams)
+        .keepalive(config.keepalive())
+        .max_stream_lifetime(config.max_stream_lifetime())
+        .shutdown_deadline(Duration::from_secs(config.shutdown_secs))
+        .bus_down_grace(Duration::from_secs(config.ready_bus_grace_secs));
+    if config.allowed_origins.iter().any(|o| o == "*") {
+        options.allow_any_origin()
+    } else {
+        options.allowed_origins(config.allowed_origins.clone())
+    }
+}
