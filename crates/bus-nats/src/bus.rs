@@ -3,14 +3,16 @@
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
 
 use async_nats::connection::State;
 use async_nats::jetstream;
 use mcp_fleet_bus::{
-    BoxFuture, BusCounters, BusError, BusStatus, BusStream, EventEnvelope, ServerEventBus, StatusCell,
+    BoxFuture, BusCounters, BusError, BusStatus, BusStream, EventEnvelope, Member, ServerEventBus, StatusCell,
 };
 
 use crate::connection::{self, ConnWatch};
+use crate::members::Members;
 use crate::options::{NatsBusOptions, NatsMode};
 use crate::{core, jetstream as js_mode};
 
@@ -37,6 +39,8 @@ struct Inner {
     status: StatusCell,
     /// Core mode's node-local version counter.
     core_version: AtomicU64,
+    /// Fleet membership, started at the first announcement (or query).
+    members: tokio::sync::OnceCell<Members>,
 }
 
 impl NatsBus {
@@ -57,7 +61,8 @@ impl NatsBus {
         let publisher = js_mode::Publisher::new(js.clone(), options.clone(), epoch.clone());
         let status = StatusCell::connected();
         let core_version = AtomicU64::new(1);
-        let inner = Inner { client, js, options, counters, watch, epoch, publisher, status, core_version };
+        let members = tokio::sync::OnceCell::new();
+        let inner = Inner { client, js, options, counters, watch, epoch, publisher, status, core_version, members };
         Ok(NatsBus { inner: Arc::new(inner) })
     }
 
@@ -80,6 +85,15 @@ impl NatsBus {
             return Err(BusError::Config("core nats cannot replay; subscribe_after needs jetstream mode".into()));
         }
         js_mode::subscribe(self.consumer_shared(), Some((epoch, version))).await
+    }
+
+    /// The membership view, started on first use (with `ttl`, if this first use announces).
+    async fn members_view(&self, ttl: Option<Duration>) -> Result<&Members, BusError> {
+        let inner = &self.inner;
+        inner
+            .members
+            .get_or_try_init(|| Members::start(inner.client.clone(), inner.js.clone(), inner.options.clone(), ttl))
+            .await
     }
 
     fn consumer_shared(&self) -> js_mode::Shared {
@@ -144,6 +158,23 @@ impl ServerEventBus for NatsBus {
             (State::Connected, NatsMode::Core) => BusStatus::Connected,
             (state, _) => BusStatus::Reconnecting { last_error: format!("nats connection {state}") },
         }
+    }
+
+    fn announce(&self, payload: String, ttl: Duration) -> BoxFuture<'_, Result<(), BusError>> {
+        Box::pin(async move { self.members_view(Some(ttl)).await?.announce(payload).await })
+    }
+
+    fn members(&self) -> BoxFuture<'_, Result<Vec<Member>, BusError>> {
+        Box::pin(async move { Ok(self.members_view(None).await?.members()) })
+    }
+
+    fn leave(&self) -> BoxFuture<'_, Result<(), BusError>> {
+        Box::pin(async move {
+            match self.inner.members.get() {
+                Some(members) => members.leave().await,
+                None => Ok(()),
+            }
+        })
     }
 
     fn node_id(&self) -> &str {

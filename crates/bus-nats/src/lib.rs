@@ -41,6 +41,7 @@ pub mod bus;
 mod connection;
 mod core;
 mod jetstream;
+mod members;
 pub mod options;
 pub mod subject;
 

@@ -78,6 +78,31 @@ async fn core_passes_the_shared_bus_suite_with_per_publisher_versions() {
     run_suite_in(NatsMode::Core, SuiteOptions { versions_ordered_across_publishers: false }).await;
 }
 
+async fn membership_suite_in(mode: NatsMode) {
+    let Some(admin) = admin().await else { return };
+    let base = options("members", "node", mode);
+    let suite = testing::run_membership_suite(
+        |i| {
+            let options = as_node(&base, &format!("node-{i}"));
+            async move { Arc::new(NatsBus::connect(options).await.expect("connect")) as Arc<dyn ServerEventBus> }
+        },
+        Duration::from_millis(1000),
+    );
+    tokio::time::timeout(TEST_TIMEOUT, suite).await.expect("suite finished in time");
+    let _ = admin.delete_key_value(format!("{}_MEMBERS", base.stream_name)).await;
+    cleanup(&admin, &base).await;
+}
+
+#[tokio::test]
+async fn jetstream_passes_the_membership_suite() {
+    membership_suite_in(NatsMode::JetStream).await;
+}
+
+#[tokio::test]
+async fn core_passes_the_membership_suite() {
+    membership_suite_in(NatsMode::Core).await;
+}
+
 #[tokio::test]
 async fn jetstream_delivers_everything_across_forced_reconnects() {
     let Some(admin) = admin().await else { return };

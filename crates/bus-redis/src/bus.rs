@@ -6,9 +6,10 @@
 //! so a Sentinel failover is followed by whichever notices first.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use mcp_fleet_bus::{
-    BoxFuture, BusCounters, BusError, BusItem, BusStatus, BusStream, EventEnvelope, ServerEventBus, StatusCell,
+    BoxFuture, BusCounters, BusError, BusItem, BusStatus, BusStream, EventEnvelope, Member, ServerEventBus, StatusCell,
 };
 use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
@@ -17,6 +18,7 @@ use crate::cursor::Cursor;
 use crate::endpoint::Endpoint;
 use crate::options::RedisBusOptions;
 use crate::publisher::Publisher;
+use crate::scripts;
 use crate::tail::{self, CHANNEL_CAPACITY, Tail};
 
 /// A [`ServerEventBus`] on one Redis stream. Cheap to clone; clones share connections.
@@ -97,6 +99,57 @@ impl ServerEventBus for RedisBus {
 
     fn status(&self) -> BusStatus {
         self.inner.status.get()
+    }
+
+    fn announce(&self, payload: String, ttl: Duration) -> BoxFuture<'_, Result<(), BusError>> {
+        Box::pin(async move {
+            let (inner, ttl_ms) = (&self.inner, ttl.as_millis().max(1) as u64);
+            let key = inner.options.members_key();
+            let (node, payload) = (&inner.options.node_id, &payload);
+            inner
+                .publisher
+                .run(&inner.endpoint, &inner.options, |mut conn| {
+                    let mut call = scripts::ANNOUNCE.prepare_invoke();
+                    call.key(&key).arg(node).arg(payload).arg(ttl_ms);
+                    async move { call.invoke_async::<i64>(&mut conn).await }
+                })
+                .await
+                .map(drop)
+        })
+    }
+
+    fn members(&self) -> BoxFuture<'_, Result<Vec<Member>, BusError>> {
+        Box::pin(async move {
+            let inner = &self.inner;
+            let key = inner.options.members_key();
+            let flat: Vec<(String, String, u64)> = inner
+                .publisher
+                .run(&inner.endpoint, &inner.options, |mut conn| {
+                    let mut call = scripts::MEMBERS.prepare_invoke();
+                    call.key(&key);
+                    async move { call.invoke_async(&mut conn).await }
+                })
+                .await?;
+            Ok(flat
+                .into_iter()
+                .map(|(node_id, payload, ms)| Member { node_id, payload, expires_in: Duration::from_millis(ms) })
+                .collect())
+        })
+    }
+
+    fn leave(&self) -> BoxFuture<'_, Result<(), BusError>> {
+        Box::pin(async move {
+            let inner = &self.inner;
+            let (key, node) = (inner.options.members_key(), &inner.options.node_id);
+            inner
+                .publisher
+                .run(&inner.endpoint, &inner.options, |mut conn| {
+                    let cmd = redis::cmd("HDEL").arg(&key).arg(node).clone();
+                    async move { cmd.query_async::<i64>(&mut conn).await }
+                })
+                .await
+                .map(drop)
+        })
     }
 
     fn node_id(&self) -> &str {

@@ -143,6 +143,11 @@ impl RedisBusOptions {
         self.sibling_key("epoch")
     }
 
+    /// The key of the membership hash, in the stream key's hash slot.
+    pub fn members_key(&self) -> String {
+        self.sibling_key("members")
+    }
+
     /// `<hash tag of the stream key>:<suffix>`: a key Redis Cluster places in the same slot as
     /// the stream, so the scripts touching both run on one shard. A stream key that already has
     /// a hash tag (`{fleet}:events`) keeps it; any other is wrapped whole (`{mcp-fleet:events}`),

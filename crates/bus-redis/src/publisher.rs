@@ -62,9 +62,14 @@ impl Publisher {
         self.run(endpoint, options, |mut conn| async move { baseline(&mut conn, options).await }).await
     }
 
-    /// Run `op` on the current connection, once more on a fresh one if the first attempt
+    /// Run `op` (any command or script) on the current connection, once more on a fresh one if the first attempt
     /// failed in a way reconnecting can fix; everything within the publish timeout.
-    async fn run<T, F, Fut>(&self, endpoint: &Endpoint, options: &RedisBusOptions, op: F) -> Result<T, BusError>
+    pub(crate) async fn run<T, F, Fut>(
+        &self,
+        endpoint: &Endpoint,
+        options: &RedisBusOptions,
+        op: F,
+    ) -> Result<T, BusError>
     where
         F: Fn(MultiplexedConnection) -> Fut,
         Fut: Future<Output = redis::RedisResult<T>>,

@@ -16,6 +16,10 @@
 //!
 //! Keys: `KEYS[1]` stream, `KEYS[2]` version counter, `KEYS[3]` epoch record — all in one
 //! hash slot (see [`crate::RedisBusOptions::version_key`]).
+//!
+//! Two more keep the fleet's membership in one hash (`<stream slot>:members`): each field is a
+//! node, its value the announced payload and an expiry on Redis's own clock, so nodes with
+//! skewed clocks agree on who is alive.
 
 use std::sync::LazyLock;
 
@@ -78,6 +82,46 @@ for i = 1, #info, 2 do
   end
 end
 return {{epoch, v, last_id, first}}
+"
+    ))
+});
+
+/// Redis's own clock in milliseconds (every node reads the same clock: no skew between nodes).
+const NOW_MS: &str = r"
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+";
+
+/// `KEYS[1]` members hash, `ARGV[1]` node id, `ARGV[2]` payload, `ARGV[3]` TTL in ms. Stores
+/// `{exp, p}` under the node's field, the expiry on Redis's clock.
+pub(crate) static ANNOUNCE: LazyLock<redis::Script> = LazyLock::new(|| {
+    redis::Script::new(&format!(
+        r"{NOW_MS}
+redis.call('HSET', KEYS[1], ARGV[1], cjson.encode({{exp = now + tonumber(ARGV[3]), p = ARGV[2]}}))
+return 1
+"
+    ))
+});
+
+/// `KEYS[1]` members hash. Returns `[node, payload, ms left, …]` for the live members and
+/// deletes the expired (or unreadable) ones.
+pub(crate) static MEMBERS: LazyLock<redis::Script> = LazyLock::new(|| {
+    redis::Script::new(&format!(
+        r"{NOW_MS}
+local all = redis.call('HGETALL', KEYS[1])
+local out = {{}}
+for i = 1, #all, 2 do
+  local ok, rec = pcall(cjson.decode, all[i + 1])
+  local exp = ok and type(rec) == 'table' and tonumber(rec.exp)
+  if exp and exp > now and type(rec.p) == 'string' then
+    table.insert(out, all[i])
+    table.insert(out, rec.p)
+    table.insert(out, exp - now)
+  else
+    redis.call('HDEL', KEYS[1], all[i])
+  end
+end
+return out
 "
     ))
 });

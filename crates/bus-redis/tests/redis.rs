@@ -83,6 +83,22 @@ async fn passes_the_shared_bus_suite() {
 }
 
 #[tokio::test]
+async fn passes_the_membership_suite() {
+    let Some(mut admin) = admin().await else { return };
+    let key = unique_key("members");
+    let suite = testing::run_membership_suite(
+        |i| {
+            let key = key.clone();
+            async move { Arc::new(bus(&key, &format!("node-{i}"), |_| {}).await) as Arc<dyn ServerEventBus> }
+        },
+        Duration::from_millis(800),
+    );
+    tokio::time::timeout(TEST_TIMEOUT, suite).await.expect("suite finished in time");
+    let _: Result<(), _> = redis::cmd("DEL").arg(keys(&key).members_key()).query_async(&mut admin).await;
+    cleanup(&mut admin, &key).await;
+}
+
+#[tokio::test]
 async fn a_killed_tailing_connection_loses_nothing() {
     let Some(mut admin) = admin().await else { return };
     let key = unique_key("kill");

@@ -111,6 +111,17 @@ impl BusCounters {
     }
 }
 
+/// One live entry of the fleet's membership (see [`ServerEventBus::announce`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Member {
+    /// The node that announced it.
+    pub node_id: String,
+    /// What it announced (opaque to the bus; the server puts its catalog revisions there).
+    pub payload: String,
+    /// How long until it expires unless announced again.
+    pub expires_in: std::time::Duration,
+}
+
 /// A fleet-wide channel of change events.
 ///
 /// Contract every backend keeps:
@@ -147,6 +158,19 @@ pub trait ServerEventBus: Send + Sync + 'static {
 
     /// Current state of this bus's consumer.
     fn status(&self) -> BusStatus;
+
+    /// Announce this node as a member of the fleet with `payload`, replacing its previous
+    /// announcement; it expires after `ttl` unless announced again (a heartbeat). Every node of
+    /// the fleet sees it in [`members`](Self::members). Backends: a map (memory), a hash with
+    /// server-clock expiry (Redis), a key-value bucket with a TTL (NATS JetStream) or heartbeats
+    /// on a subject (NATS core). Every node must use the same `ttl`.
+    fn announce(&self, payload: String, ttl: std::time::Duration) -> BoxFuture<'_, Result<(), BusError>>;
+
+    /// Every live member, this node included.
+    fn members(&self) -> BoxFuture<'_, Result<Vec<Member>, BusError>>;
+
+    /// Withdraw this node's announcement (a graceful leave: others need not wait for its TTL).
+    fn leave(&self) -> BoxFuture<'_, Result<(), BusError>>;
 
     /// This node's id (the `origin` of events it publishes).
     fn node_id(&self) -> &str;

@@ -34,7 +34,7 @@ pub mod status;
 pub mod testing;
 
 pub use backoff::Backoff;
-pub use bus::{BoxFuture, BusCounters, BusError, BusItem, BusStatus, BusStream, GapReason, ServerEventBus};
+pub use bus::{BoxFuture, BusCounters, BusError, BusItem, BusStatus, BusStream, GapReason, Member, ServerEventBus};
 pub use dedupe::DedupeWindow;
 pub use envelope::{Change, EventEnvelope, EventKind};
 pub use memory::MemoryBus;

@@ -5,12 +5,16 @@
 //! it gets a [`GapReason::Lagged`] instead of silently missing events. The epoch is chosen
 //! when the bus is created: its history lives exactly as long as the process.
 
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use tokio::time::Instant;
 
 use futures_util::stream;
 use tokio::sync::broadcast;
 
-use crate::bus::{BoxFuture, BusCounters, BusError, BusItem, BusStatus, BusStream, GapReason, ServerEventBus};
+use crate::bus::{BoxFuture, BusCounters, BusError, BusItem, BusStatus, BusStream, GapReason, Member, ServerEventBus};
 use crate::envelope::EventEnvelope;
 
 /// Default broadcast capacity: how many events a lagging consumer may fall behind.
@@ -30,6 +34,8 @@ struct Inner {
     sender: Mutex<Sender>,
     epoch: u64,
     counters: Arc<BusCounters>,
+    /// Membership: node id → (payload, expiry). A std mutex, held only to read or replace.
+    members: Mutex<HashMap<String, (String, Instant)>>,
 }
 
 struct Sender {
@@ -47,7 +53,8 @@ impl MemoryBus {
     pub fn with_capacity(capacity: usize) -> Self {
         let (channel, _) = broadcast::channel(capacity.max(1));
         let sender = Mutex::new(Sender { channel, next_version: 1 });
-        let inner = Inner { sender, epoch: crate::envelope::new_epoch(), counters: Arc::default() };
+        let inner =
+            Inner { sender, epoch: crate::envelope::new_epoch(), counters: Arc::default(), members: Mutex::default() };
         MemoryBus { inner: Arc::new(inner), node_id: "memory-node".into() }
     }
 
@@ -101,6 +108,32 @@ impl ServerEventBus for MemoryBus {
         BusStatus::Connected
     }
 
+    fn announce(&self, payload: String, ttl: Duration) -> BoxFuture<'_, Result<(), BusError>> {
+        let mut members = self.inner.members.lock().unwrap_or_else(PoisonError::into_inner);
+        members.insert(self.node_id.to_string(), (payload, Instant::now() + ttl));
+        Box::pin(std::future::ready(Ok(())))
+    }
+
+    fn members(&self) -> BoxFuture<'_, Result<Vec<Member>, BusError>> {
+        let now = Instant::now();
+        let mut members = self.inner.members.lock().unwrap_or_else(PoisonError::into_inner);
+        members.retain(|_, (_, expiry)| *expiry > now);
+        let live = members
+            .iter()
+            .map(|(node, (payload, expiry))| Member {
+                node_id: node.clone(),
+                payload: payload.clone(),
+                expires_in: *expiry - now,
+            })
+            .collect();
+        Box::pin(std::future::ready(Ok(live)))
+    }
+
+    fn leave(&self) -> BoxFuture<'_, Result<(), BusError>> {
+        self.inner.members.lock().unwrap_or_else(PoisonError::into_inner).remove(&*self.node_id);
+        Box::pin(std::future::ready(Ok(())))
+    }
+
     fn node_id(&self) -> &str {
         &self.node_id
     }
@@ -126,6 +159,19 @@ mod tests {
             let bus = bus.as_node(&format!("node-{i}"));
             async move { Arc::new(bus) as Arc<dyn ServerEventBus> }
         })
+        .await;
+    }
+
+    #[tokio::test]
+    async fn passes_the_membership_suite() {
+        let bus = MemoryBus::new();
+        testing::run_membership_suite(
+            |i| {
+                let bus = bus.as_node(&format!("node-{i}"));
+                async move { Arc::new(bus) as Arc<dyn ServerEventBus> }
+            },
+            Duration::from_millis(300),
+        )
         .await;
     }
 

@@ -113,6 +113,69 @@ where
     }
 }
 
+/// The membership part of the contract, for every backend: each node sees every live member
+/// with its latest payload, a leave removes a member at once, and a member that stops
+/// announcing expires after the TTL (`ttl` should be short, e.g. 1–2 s: the suite waits for it).
+pub async fn run_membership_suite<F, Fut>(make_node: F, ttl: Duration)
+where
+    F: Fn(usize) -> Fut,
+    Fut: Future<Output = Arc<dyn ServerEventBus>>,
+{
+    let nodes = [make_node(0).await, make_node(1).await, make_node(2).await];
+    for (i, node) in nodes.iter().enumerate() {
+        node.announce(format!("first-{i}"), ttl).await.expect("announce");
+    }
+    let payloads = ["first-0", "second-1", "first-2"];
+    let mut expected: Vec<(String, String)> =
+        nodes.iter().zip(payloads).map(|(n, p)| (n.node_id().to_owned(), p.to_owned())).collect();
+    expected.sort();
+    // Announcements may travel asynchronously (a watched bucket, heartbeats on a subject):
+    // keep announcing, as the heartbeat does, until every node sees the latest of each.
+    let deadline = tokio::time::Instant::now() + STEP_TIMEOUT;
+    'converge: loop {
+        for (node, payload) in nodes.iter().zip(payloads) {
+            node.announce(payload.to_owned(), ttl).await.expect("announce again");
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        let mut all_agree = true;
+        for node in &nodes {
+            let mut seen: Vec<(String, String)> =
+                node.members().await.expect("members").into_iter().map(|m| (m.node_id, m.payload)).collect();
+            seen.sort();
+            all_agree &= seen == expected;
+            assert!(tokio::time::Instant::now() < deadline, "{} sees {seen:?}, not {expected:?}", node.backend());
+        }
+        if all_agree {
+            break 'converge;
+        }
+    }
+    nodes[2].leave().await.expect("leave");
+    let left = nodes[2].node_id().to_owned();
+    // A leave must not just be waited out: it shows well before the TTL would expire it.
+    let deadline = tokio::time::Instant::now() + ttl / 2;
+    loop {
+        let members = nodes[0].members().await.expect("members");
+        assert!(members.iter().all(|m| m.expires_in <= ttl));
+        if members.iter().all(|m| m.node_id != left) {
+            break;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "a leave is seen well before the TTL");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    // Node 0 keeps announcing; node 1 goes silent and must expire.
+    let deadline = tokio::time::Instant::now() + ttl * 3 + STEP_TIMEOUT;
+    loop {
+        nodes[0].announce("alive".into(), ttl).await.expect("heartbeat");
+        let ids: Vec<String> = nodes[0].members().await.expect("members").into_iter().map(|m| m.node_id).collect();
+        if ids == [nodes[0].node_id().to_owned()] {
+            break;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "a silent member did not expire: {ids:?}");
+        tokio::time::sleep(ttl / 4).await;
+    }
+    nodes[0].leave().await.expect("leave");
+}
+
 /// The next event on `stream`, skipping nothing; fails on a gap or a timeout.
 pub async fn next_event(stream: &mut BusStream) -> crate::EventEnvelope {
     match tokio::time::timeout(STEP_TIMEOUT, stream.next()).await {
@@ -201,6 +264,18 @@ impl ServerEventBus for WrappedBus {
 
     fn status(&self) -> crate::BusStatus {
         self.inner.status()
+    }
+
+    fn announce(&self, payload: String, ttl: Duration) -> crate::BoxFuture<'_, Result<(), crate::BusError>> {
+        self.inner.announce(payload, ttl)
+    }
+
+    fn members(&self) -> crate::BoxFuture<'_, Result<Vec<crate::Member>, crate::BusError>> {
+        self.inner.members()
+    }
+
+    fn leave(&self) -> crate::BoxFuture<'_, Result<(), crate::BusError>> {
+        self.inner.leave()
     }
 
     fn node_id(&self) -> &str {

@@ -16,7 +16,7 @@ use crate::list::ListKind;
 use crate::rpc::RpcClient;
 
 /// The `_meta` key under which a page names its list's content revision.
-pub const CATALOG_META_KEY: &str = "dev.mcp-fleet/catalog";
+pub const CATALOG_META_KEY: &str = mcp_fleet_protocol::envelope::CATALOG_KEY;
 
 /// Where a snapshot's revision came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

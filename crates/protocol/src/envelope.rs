@@ -22,6 +22,10 @@ pub const SUBSCRIPTION_ID_KEY: &str = "io.modelcontextprotocol/subscriptionId";
 pub const SERVER_INFO_KEY: &str = "io.modelcontextprotocol/serverInfo";
 /// Project-specific notification `_meta` key carrying the event's version and publish time.
 pub const FLEET_EVENT_KEY: &str = "dev.mcp-fleet/event";
+/// Project-specific result `_meta` key carrying catalog content revisions: `{"revision": …}` on
+/// a list page, one per list on `server/discover`. Revisions are hex strings (64-bit content
+/// hashes: identical on every replica serving the same list).
+pub const CATALOG_KEY: &str = "dev.mcp-fleet/catalog";
 
 /// Log levels in increasing severity (RFC 5424 names used by MCP).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]

@@ -1,10 +1,12 @@
 //! `server/discover` (spec digest §9): versions, capabilities, instructions, cacheable.
 
-use mcp_fleet_protocol::SUPPORTED_VERSIONS;
+use mcp_fleet_protocol::envelope::CATALOG_KEY;
 use mcp_fleet_protocol::types::stamp_result;
+use mcp_fleet_protocol::{ListKind, SUPPORTED_VERSIONS};
 use serde_json::{Value, json};
 
 use super::MethodRequest;
+use super::lists::revision_hex;
 use crate::catalog::Catalog;
 
 /// The capabilities a catalog advertises: identical on every replica serving the same code.
@@ -29,6 +31,11 @@ pub(super) fn discover(req: &MethodRequest<'_>) -> Value {
     if let Some(instructions) = req.server.instructions() {
         result["instructions"] = json!(instructions);
     }
+    let revisions: serde_json::Map<String, Value> = ListKind::ALL
+        .iter()
+        .map(|&kind| (kind.result_key().to_owned(), json!(revision_hex(req.catalog.list(kind).1))))
+        .collect();
+    result["_meta"] = json!({CATALOG_KEY: revisions});
     let Value::Object(mut obj) = result else { unreachable!("built as an object above") };
     req.server.cache_policy().discover.apply(&mut obj);
     stamp_result(&mut obj, req.server.info());

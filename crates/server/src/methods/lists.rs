@@ -2,9 +2,10 @@
 //! catalog's precomputed wire list; cursors name the list's content revision.
 
 use mcp_fleet_protocol::cursor::Cursor;
+use mcp_fleet_protocol::envelope::CATALOG_KEY;
 use mcp_fleet_protocol::types::stamp_result;
 use mcp_fleet_protocol::{ListKind, RpcError};
-use serde_json::{Map, Value};
+use serde_json::{Map, Value, json};
 
 use super::MethodRequest;
 
@@ -26,6 +27,13 @@ pub(super) fn list(req: &MethodRequest<'_>, kind: ListKind) -> Result<Value, Rpc
         result.insert("nextCursor".into(), Value::String(next.encode()));
     }
     req.server.cache_policy().lists.apply(&mut result);
+    result.insert("_meta".into(), json!({CATALOG_KEY: {"revision": revision_hex(revision)}}));
     stamp_result(&mut result, req.server.info());
     Ok(Value::Object(result))
+}
+
+/// A content revision as it travels: 16 lowercase hex digits (a string, so no JSON client
+/// loses precision).
+pub(crate) fn revision_hex(revision: u64) -> String {
+    format!("{revision:016x}")
 }
