@@ -1,6 +1,7 @@
 //! The catalog file: an MCP server's tools, resources, resource templates and prompts
 //! declared in TOML (or JSON), for behaviour that needs no code — validated as a whole,
-//! and applied to an [`McpServer`](mcp_fleet_server::McpServer) in one atomic swap.
+//! applied to an [`McpServer`](mcp_fleet_server::McpServer) in one atomic swap, and reloaded
+//! when the file changes (Kubernetes ConfigMap mounts included).
 //!
 //! # Using it
 //!
@@ -8,6 +9,9 @@
 //! |---|---|
 //! | [`Catalog`], [`Format`] | A parsed, validated file ([`Catalog::load`], [`Catalog::parse`]). |
 //! | [`apply`], [`Applied`], [`Change`] | Make a server's catalog exactly the file's, in one swap; what changed. |
+//! | [`CatalogReloader`], [`ReloadOptions`], [`Reload`] | Keep it so: [`reload_now`](CatalogReloader::reload_now), and [`run`](CatalogReloader::run) (directory events + poll). |
+//! | [`reload_on_sighup`] | SIGHUP → `reload_now`. |
+//! | [`ReloadStats`] | Reload counters for metrics ([`RELOADS_METRIC`], [`RELOAD_FAILURES_METRIC`]). |
 //! | [`CatalogError`], [`Location`], [`ItemRef`], [`Problem`] | One-line errors with the position. |
 //!
 //! ```
@@ -74,7 +78,7 @@
 //!
 //! Inside: `format` (the file's serde structs), `parse` (text → structs, positions),
 //! `validate/` (structs → [`Catalog`]), `template` and `env` (the two small languages),
-//! `apply` and `http_tool` (the handlers).
+//! `apply` and `http_tool` (the handlers), `reload/` (reloader, watcher, signal, stats).
 
 mod apply;
 mod catalog;
@@ -83,6 +87,7 @@ mod error;
 mod format;
 mod http_tool;
 mod parse;
+mod reload;
 mod template;
 mod validate;
 
@@ -90,3 +95,6 @@ pub use apply::{Applied, Change, apply};
 pub use catalog::Catalog;
 pub use error::{CatalogError, ItemRef, Location, Problem};
 pub use parse::Format;
+#[cfg(unix)]
+pub use reload::reload_on_sighup;
+pub use reload::{CatalogReloader, RELOAD_FAILURES_METRIC, RELOADS_METRIC, Reload, ReloadOptions, ReloadStats};
