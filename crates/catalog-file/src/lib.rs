@@ -44,7 +44,8 @@
 //!
 //! TOML, or JSON with the same keys (chosen by the `.toml`/`.json` extension). Four optional
 //! lists; **unknown keys are errors**, so a typo never silently drops something.
-//! //!
+//! `deploy/catalog.example.toml` shows every feature.
+//!
 //! - `[[tools]]`: `name` (1–128 of `A-Z a-z 0-9 _ - . /`), optional `title`, `description`,
 //!   `input_schema` (JSON Schema 2020-12 with `type = "object"`; default: no arguments),
 //!   `annotations = { title, read_only_hint, destructive_hint, idempotent_hint,
