@@ -45,7 +45,7 @@ struct Heartbeat {
 
 /// How announcements travel.
 enum Transport {
-    Kv(kv::Store),
+    Kv(Box<kv::Store>),
     Core { client: async_nats::Client, subject: String },
 }
 
@@ -79,7 +79,7 @@ impl Members {
             NatsMode::JetStream => {
                 let store = bucket(&js, &options, ttl).await?;
                 let feed = tokio::spawn(watch_bucket(store.clone(), map.clone(), options.clone(), ttl));
-                (Transport::Kv(store), feed)
+                (Transport::Kv(Box::new(store)), feed)
             }
             NatsMode::Core => {
                 let subject = format!("{}-members", options.subject_prefix);

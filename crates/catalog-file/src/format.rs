@@ -1,0 +1,119 @@
+//! The file format as serde structs — what a catalog file may contain, key by key, and
+//! nothing else: every struct denies unknown keys, so a typo (`descripton`) is a load error
+//! instead of a silently dropped field. Both TOML and JSON map onto these same structs, with
+//! the same snake_case keys.
+//!
+//! These structs only mirror the file; `validate` turns them into a checked
+//! [`Catalog`](crate::Catalog). The format is documented for users in the crate root.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use mcp_fleet_server::types::Role;
+use serde::Deserialize;
+use serde_json::Value;
+
+/// The whole file: four lists, each optional.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct FileCatalog {
+    #[serde(default)]
+    pub(crate) tools: Vec<FileTool>,
+    #[serde(default)]
+    pub(crate) resources: Vec<FileResource>,
+    #[serde(default)]
+    pub(crate) resource_templates: Vec<FileResourceTemplate>,
+    #[serde(default)]
+    pub(crate) prompts: Vec<FilePrompt>,
+}
+
+/// `[[tools]]`: exactly one of `text` or `http` says how it answers.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct FileTool {
+    pub(crate) name: String,
+    pub(crate) title: Option<String>,
+    pub(crate) description: Option<String>,
+    /// Defaults to `{"type": "object", "properties": {}}` (no arguments).
+    pub(crate) input_schema: Option<Value>,
+    pub(crate) output_schema: Option<Value>,
+    pub(crate) annotations: Option<FileToolAnnotations>,
+    pub(crate) text: Option<String>,
+    pub(crate) http: Option<FileHttp>,
+}
+
+/// A tool's behaviour hints, written snake_case in the file (sent camelCase on the wire).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct FileToolAnnotations {
+    pub(crate) title: Option<String>,
+    pub(crate) read_only_hint: Option<bool>,
+    pub(crate) destructive_hint: Option<bool>,
+    pub(crate) idempotent_hint: Option<bool>,
+    pub(crate) open_world_hint: Option<bool>,
+}
+
+/// `http = { url, timeout_ms, headers }`: forward the arguments as a JSON POST.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct FileHttp {
+    pub(crate) url: String,
+    pub(crate) timeout_ms: Option<u64>,
+    /// Values may reference `${ENV_VAR}`s.
+    #[serde(default)]
+    pub(crate) headers: BTreeMap<String, String>,
+}
+
+/// `[[resources]]`: exactly one of inline `text` or a `file` read at each request.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct FileResource {
+    pub(crate) uri: String,
+    pub(crate) name: String,
+    pub(crate) description: Option<String>,
+    pub(crate) mime_type: Option<String>,
+    pub(crate) text: Option<String>,
+    /// Relative paths are relative to the catalog file's directory.
+    pub(crate) file: Option<PathBuf>,
+}
+
+/// `[[resource_templates]]`: a `text` template over the URI template's variables.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct FileResourceTemplate {
+    pub(crate) uri_template: String,
+    pub(crate) name: String,
+    pub(crate) description: Option<String>,
+    pub(crate) mime_type: Option<String>,
+    pub(crate) text: String,
+}
+
+/// `[[prompts]]`: exactly one of `text` (one user message) or `messages`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct FilePrompt {
+    pub(crate) name: String,
+    pub(crate) description: Option<String>,
+    #[serde(default)]
+    pub(crate) arguments: Vec<FilePromptArgument>,
+    pub(crate) text: Option<String>,
+    pub(crate) messages: Option<Vec<FilePromptMessage>>,
+}
+
+/// One declared prompt argument.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct FilePromptArgument {
+    pub(crate) name: String,
+    pub(crate) description: Option<String>,
+    #[serde(default)]
+    pub(crate) required: bool,
+}
+
+/// One prompt message: `role = "user" | "assistant"` and a `text` template.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct FilePromptMessage {
+    pub(crate) role: Role,
+    pub(crate) text: String,
+}

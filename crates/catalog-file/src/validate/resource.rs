@@ -1,0 +1,40 @@
+//! One `[[resources]]` entry (an absolute URI; inline `text` or a `file` path, resolved
+//! against the catalog's directory and read later, at each request) and one
+//! `[[resource_templates]]` entry (a valid URI template whose variables its `text` may use).
+
+use mcp_fleet_server::types::{Resource, ResourceTemplate};
+
+use super::file::{Context, Flaw, checked_template};
+use crate::catalog::{ResourceEntry, ResourceSource, TemplateEntry};
+use crate::error::Problem;
+use crate::format::{FileResource, FileResourceTemplate};
+use crate::template::uri_template_variables;
+
+/// Check one resource.
+pub(crate) fn resource(r: FileResource, cx: &Context<'_>) -> Result<ResourceEntry, Flaw> {
+    if let Err(e) = reqwest::Url::parse(&r.uri) {
+        return Err(Flaw::at(["uri"], Problem::Uri { uri: r.uri.clone(), reason: e.to_string() }));
+    }
+    let source = match (r.text, r.file) {
+        (Some(text), None) => ResourceSource::Text(text),
+        (None, Some(path)) => ResourceSource::File(cx.base_dir.join(path)),
+        _ => return Err(Flaw::at::<&str>([], Problem::ExactlyOne("text", "file"))),
+    };
+    let def = Resource { uri: r.uri, name: r.name, description: r.description, mime_type: r.mime_type };
+    Ok(ResourceEntry { def, source })
+}
+
+/// Check one resource template.
+pub(crate) fn template(t: FileResourceTemplate) -> Result<TemplateEntry, Flaw> {
+    let variables =
+        uri_template_variables(&t.uri_template).ok_or_else(|| Flaw::at(["uri_template"], Problem::UriTemplate))?;
+    let declared: Vec<&str> = variables.iter().map(String::as_str).collect();
+    let text = checked_template(&t.text, &declared, &["text"])?;
+    let def = ResourceTemplate {
+        uri_template: t.uri_template,
+        name: t.name,
+        description: t.description,
+        mime_type: t.mime_type,
+    };
+    Ok(TemplateEntry { def, text })
+}

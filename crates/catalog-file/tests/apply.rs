@@ -1,0 +1,127 @@
+//! `apply` against a real `McpServer`: the file's entries answer through the MCP endpoint,
+//! and applying replaces the whole catalog and says what changed.
+
+#![allow(clippy::unwrap_used)] // in a test, a panic at the failing line is the report we want
+
+mod common;
+
+use std::path::Path;
+
+use common::{call_tool, handler, keys, rpc};
+use mcp_fleet_catalog_file::{Applied, Catalog, Change, Format, apply};
+use mcp_fleet_server::types::{CallToolResult, Resource, Tool};
+use mcp_fleet_server::{ListKind, McpServer};
+use serde_json::json;
+
+const GREET: &str = r#"
+[[tools]]
+name = "greet"
+description = "Greets someone"
+input_schema = { type = "object", properties = { name = { type = "string" } }, required = ["name"] }
+text = "Hello, {{name}}!"
+"#;
+
+fn catalog(text: &str, origin: &Path) -> Catalog {
+    Catalog::parse(text, Format::Toml, origin).expect("a valid catalog")
+}
+
+#[tokio::test]
+async fn the_greet_tool_answers_through_the_endpoint() {
+    let server = McpServer::builder("catalog-test", "0.1.0").build();
+    apply(&server, &catalog(GREET, Path::new("catalog.toml"))).await.unwrap();
+    let h = handler(server).await;
+    let result = call_tool(&h, "greet", json!({"name": "Ada"})).await;
+    assert_eq!(result["content"], json!([{"type": "text", "text": "Hello, Ada!"}]));
+    assert_eq!(result.get("isError"), None);
+
+    let listed = rpc(&h, "tools/list", None, json!({})).await;
+    assert_eq!(listed["result"]["tools"][0]["inputSchema"]["required"], json!(["name"]));
+    let missing = rpc(&h, "tools/call", Some("greet"), json!({"name": "greet", "arguments": {}})).await;
+    assert_eq!(missing["result"]["isError"], true, "the server checks required arguments: {missing}");
+    assert_eq!(missing["result"]["content"][0]["text"], "Missing required argument \"name\"");
+}
+
+#[tokio::test]
+async fn apply_replaces_the_whole_catalog_and_reports_the_changes() {
+    let server = McpServer::builder("catalog-test", "0.1.0").build();
+    server.tool(Tool::new("from-code", "Registered in code"), |_c| async { Ok(CallToolResult::text("code")) });
+    server.resource(Resource::new("code://r", "r", "from code", "text/plain"), |r| async move {
+        Ok(vec![mcp_fleet_server::types::ResourceContents::text(r.uri, "text/plain", "x")])
+    });
+    let first = apply(&server, &catalog(GREET, Path::new("catalog.toml"))).await.unwrap();
+    assert_eq!(first.tools, Change { added: 1, removed: 1, replaced: 0 });
+    assert_eq!(first.resources, Change { added: 0, removed: 1, replaced: 0 });
+    assert_eq!(keys(&server, ListKind::Tools).await, ["greet"]);
+    assert!(keys(&server, ListKind::Resources).await.is_empty());
+
+    let next = format!("{GREET}\n[[tools]]\nname = \"bye\"\ntext = \"Bye!\"\n");
+    let second = apply(&server, &catalog(&next, Path::new("catalog.toml"))).await.unwrap();
+    assert_eq!(second, Applied { tools: Change { added: 1, removed: 0, replaced: 1 }, ..Applied::default() });
+    assert_eq!(keys(&server, ListKind::Tools).await, ["greet", "bye"]);
+    assert_eq!(second.to_string(), "tools +1 -0 ~1, resources +0 -0 ~0, resource_templates +0 -0 ~0, prompts +0 -0 ~0");
+}
+
+#[tokio::test]
+async fn resources_templates_and_prompts_answer() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("runbook.md"), "v1").unwrap();
+    let text = r#"
+[[resources]]
+uri = "notes://inline"
+name = "inline"
+text = "inline text"
+
+[[resources]]
+uri = "notes://runbook"
+name = "runbook"
+mime_type = "text/markdown"
+file = "runbook.md"
+
+[[resource_templates]]
+uri_template = "notes://{id}/rev/{rev}"
+name = "note"
+text = "note {{id}} at {{rev}}"
+
+[[prompts]]
+name = "review"
+description = "Reviews a topic"
+arguments = [{ name = "topic", required = true }, { name = "tone" }]
+messages = [{ role = "user", text = "Review {{topic}} {{tone}}" }, { role = "assistant", text = "Reviewing {{topic}}." }]
+"#;
+    let server = McpServer::builder("catalog-test", "0.1.0").build();
+    apply(&server, &catalog(text, &dir.path().join("catalog.toml"))).await.unwrap();
+    let h = handler(server).await;
+    let read = |uri: &'static str| {
+        let h = h.clone();
+        async move { rpc(&h, "resources/read", Some(uri), json!({"uri": uri})).await }
+    };
+
+    let inline = read("notes://inline").await;
+    assert_eq!(
+        inline["result"]["contents"][0],
+        json!({"uri": "notes://inline", "mimeType": "text/plain", "text": "inline text"})
+    );
+    assert_eq!(read("notes://runbook").await["result"]["contents"][0]["text"], "v1");
+    std::fs::write(dir.path().join("runbook.md"), "v2").unwrap();
+    assert_eq!(read("notes://runbook").await["result"]["contents"][0]["text"], "v2", "read at each request");
+    std::fs::remove_file(dir.path().join("runbook.md")).unwrap();
+    let gone = read("notes://runbook").await;
+    assert_eq!(gone["error"]["code"], -32603, "{gone}");
+    assert!(gone["error"]["message"].as_str().unwrap().contains("notes://runbook"), "{gone}");
+
+    let note = read("notes://42/rev/7").await;
+    assert_eq!(note["result"]["contents"][0]["text"], "note 42 at 7");
+
+    let prompt =
+        rpc(&h, "prompts/get", Some("review"), json!({"name": "review", "arguments": {"topic": "PR 9"}})).await;
+    assert_eq!(prompt["result"]["description"], "Reviews a topic");
+    assert_eq!(
+        prompt["result"]["messages"],
+        json!([
+            {"role": "user", "content": {"type": "text", "text": "Review PR 9 "}},
+            {"role": "assistant", "content": {"type": "text", "text": "Reviewing PR 9."}}
+        ])
+    );
+    let no_tools = rpc(&h, "tools/call", Some("greet"), json!({"name": "greet", "arguments": {}})).await;
+    assert!(no_tools.get("error").is_some(), "the file has no tools, so none is served: {no_tools}");
+}

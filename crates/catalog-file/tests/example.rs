@@ -1,0 +1,58 @@
+//! `deploy/catalog.example.toml` is a valid catalog that shows every feature, and what it
+//! declares answers through a real server.
+
+#![allow(clippy::unwrap_used)] // in a test, a panic at the failing line is the report we want
+
+mod common;
+
+use std::path::PathBuf;
+
+use common::{call_tool, first_text, handler, rpc};
+use mcp_fleet_catalog_file::{Catalog, Format, apply};
+use mcp_fleet_server::McpServer;
+use serde_json::json;
+
+fn example_path() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../deploy/catalog.example.toml")
+}
+
+fn example() -> Catalog {
+    let path = example_path();
+    let text = std::fs::read_to_string(&path).expect("the example file");
+    let env = |name: &str| (name == "API_TOKEN").then(|| "example-token".to_owned());
+    Catalog::parse_with_env(&text, Format::Toml, &path, &env).unwrap_or_else(|e| panic!("{e}"))
+}
+
+#[test]
+fn the_example_file_loads_and_shows_every_kind() {
+    let catalog = example();
+    let tools: Vec<&str> = catalog.tools().map(|t| t.name.as_str()).collect();
+    let resources: Vec<&str> = catalog.resources().map(|r| r.uri.as_str()).collect();
+    let templates: Vec<&str> = catalog.resource_templates().map(|t| t.uri_template.as_str()).collect();
+    let prompts: Vec<&str> = catalog.prompts().map(|p| p.name.as_str()).collect();
+    assert_eq!(tools, ["greet", "weather"]);
+    assert_eq!(resources, ["docs://fleet/about", "docs://fleet/runbook"]);
+    assert_eq!(templates, ["notes://{team}/{id}"]);
+    assert_eq!(prompts, ["summarize", "code-review"]);
+}
+
+#[test]
+fn the_example_needs_its_env_var() {
+    let path = example_path();
+    let text = std::fs::read_to_string(&path).unwrap();
+    let err = Catalog::parse_with_env(&text, Format::Toml, &path, &|_: &str| None).unwrap_err();
+    assert!(err.to_string().ends_with(r#"tools[1] "weather": environment variable API_TOKEN is not set"#), "{err}");
+}
+
+#[tokio::test]
+async fn the_example_answers() {
+    let server = McpServer::builder("catalog-test", "0.1.0").build();
+    apply(&server, &example()).await.unwrap();
+    let h = handler(server).await;
+    assert_eq!(first_text(&call_tool(&h, "greet", json!({"name": "Ada"})).await), "Hello, Ada!");
+    let note = rpc(&h, "resources/read", Some("notes://infra/7"), json!({"uri": "notes://infra/7"})).await;
+    assert_eq!(note["result"]["contents"][0]["text"], "# Note 7\n\nOwned by team infra.");
+    let prompt =
+        rpc(&h, "prompts/get", Some("summarize"), json!({"name": "summarize", "arguments": {"topic": "MCP"}})).await;
+    assert_eq!(prompt["result"]["messages"][0]["content"]["text"], "Summarize MCP. Keep it .");
+}
