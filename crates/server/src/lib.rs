@@ -56,6 +56,16 @@ mod options;
 mod outcome;
 mod shutdown;
 
+pub use auth::DEFAULT_MAX_STREAMS_PER_PRINCIPAL;
+pub use auth::LimitCounters;
+pub use auth::LimitReached;
+pub use auth::MetadataError;
+pub use auth::PrincipalLimits;
+pub use auth::ProtectedResourceMetadata;
+pub use auth::Rate;
+pub use auth::RetryAfter;
+pub use auth::StreamPermit;
+pub use auth::WELL_KNOWN_PROTECTED_RESOURCE;
 pub use auth::{AuthError, AuthFuture, Authenticator};
 pub use catalog::{
     CachePolicy, CatalogEdit, CompletionRef, CompletionRequest, CompletionValues, EntryHandle, Handler, McpServer,

@@ -5,6 +5,14 @@
 //! A closure `Fn(&Parts) -> Result<Principal, AuthError>` is an authenticator; anything that
 //! must wait (a JWKS fetch, say) implements the trait and returns a future.
 
+mod limits;
+mod metadata;
+
+pub use limits::{
+    DEFAULT_MAX_STREAMS_PER_PRINCIPAL, LimitCounters, LimitReached, PrincipalLimits, Rate, RetryAfter, StreamPermit,
+};
+pub use metadata::{MetadataError, ProtectedResourceMetadata, WELL_KNOWN_PROTECTED_RESOURCE};
+
 use std::future::Future;
 use std::pin::Pin;
 
