@@ -56,7 +56,16 @@ mod options;
 mod outcome;
 mod shutdown;
 
-pub use auth::DEFAULT_MAX_STREAMS_PER_PRINCIPAL;
+#[cfg(feature = "oauth")]
+pub use auth::BearerAuthenticator;
+#[cfg(feature = "oauth")]
+pub use auth::BearerConfig;
+#[cfg(feature = "oauth")]
+pub use auth::BearerConfigError;
+#[cfg(feature = "oauth")]
+pub use auth::JwksError;
+#[cfg(feature = "oauth")]
+pub use auth::JwsAlgorithm;
 pub use auth::LimitCounters;
 pub use auth::LimitReached;
 pub use auth::MetadataError;
@@ -65,7 +74,8 @@ pub use auth::ProtectedResourceMetadata;
 pub use auth::Rate;
 pub use auth::RetryAfter;
 pub use auth::StreamPermit;
-pub use auth::WELL_KNOWN_PROTECTED_RESOURCE;
+#[cfg(feature = "oauth")]
+pub use auth::TokenError;
 pub use auth::{AuthError, AuthFuture, Authenticator};
 pub use catalog::{
     CachePolicy, CatalogEdit, CompletionRef, CompletionRequest, CompletionValues, EntryHandle, Handler, McpServer,

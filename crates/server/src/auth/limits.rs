@@ -18,9 +18,6 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-/// Default cap on open listen streams per principal.
-pub const DEFAULT_MAX_STREAMS_PER_PRINCIPAL: usize = 100;
-
 /// A sustained request rate with a burst allowance (token bucket: `burst` tokens, refilled at
 /// `per_second`).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -124,8 +121,11 @@ struct Bucket {
 }
 
 impl PrincipalLimits {
+    /// Default cap on open listen streams per principal.
+    pub const DEFAULT_MAX_STREAMS: usize = 100;
+
     /// At most `max_streams_per_principal` open listen streams per principal (default
-    /// [`DEFAULT_MAX_STREAMS_PER_PRINCIPAL`]), and requests at `rate` per principal (`None`: no
+    /// [`PrincipalLimits::DEFAULT_MAX_STREAMS`]), and requests at `rate` per principal (`None`: no
     /// rate limit). A non-positive or non-finite rate disables the rate limit; a burst of 0
     /// counts as 1.
     pub fn new(max_streams_per_principal: usize, rate: Option<Rate>) -> Self {
@@ -197,9 +197,9 @@ impl PrincipalLimits {
 }
 
 impl Default for PrincipalLimits {
-    /// [`DEFAULT_MAX_STREAMS_PER_PRINCIPAL`] streams, no rate limit.
+    /// [`PrincipalLimits::DEFAULT_MAX_STREAMS`] streams, no rate limit.
     fn default() -> Self {
-        PrincipalLimits::new(DEFAULT_MAX_STREAMS_PER_PRINCIPAL, None)
+        PrincipalLimits::new(Self::DEFAULT_MAX_STREAMS, None)
     }
 }
 

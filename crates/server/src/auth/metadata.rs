@@ -12,7 +12,7 @@ use http::Uri;
 use serde_json::{Map, Value, json};
 
 /// The RFC 9728 well-known path prefix (§3).
-pub const WELL_KNOWN_PROTECTED_RESOURCE: &str = "/.well-known/oauth-protected-resource";
+const WELL_KNOWN_PROTECTED_RESOURCE: &str = "/.well-known/oauth-protected-resource";
 
 /// A resource URL or endpoint path that cannot be described.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -60,6 +60,9 @@ pub struct ProtectedResourceMetadata {
 }
 
 impl ProtectedResourceMetadata {
+    /// The RFC 9728 well-known path prefix (§3); the document is served below it.
+    pub const WELL_KNOWN_PREFIX: &str = WELL_KNOWN_PROTECTED_RESOURCE;
+
     /// The metadata of `resource` (the server's canonical URL, the token audience), whose
     /// tokens `authorization_server` (the issuer) issues. The endpoint path defaults to the
     /// resource URL's path.

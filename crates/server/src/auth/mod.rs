@@ -5,13 +5,20 @@
 //! A closure `Fn(&Parts) -> Result<Principal, AuthError>` is an authenticator; anything that
 //! must wait (a JWKS fetch, say) implements the trait and returns a future.
 
+#[cfg(feature = "oauth")]
+mod bearer;
+#[cfg(feature = "oauth")]
+mod jwks;
 mod limits;
 mod metadata;
 
-pub use limits::{
-    DEFAULT_MAX_STREAMS_PER_PRINCIPAL, LimitCounters, LimitReached, PrincipalLimits, Rate, RetryAfter, StreamPermit,
-};
-pub use metadata::{MetadataError, ProtectedResourceMetadata, WELL_KNOWN_PROTECTED_RESOURCE};
+#[cfg(feature = "oauth")]
+pub use bearer::{BearerAuthenticator, BearerConfig, BearerConfigError, JwsAlgorithm, TokenError};
+#[cfg(feature = "oauth")]
+pub use jwks::JwksError;
+
+pub use limits::{LimitCounters, LimitReached, PrincipalLimits, Rate, RetryAfter, StreamPermit};
+pub use metadata::{MetadataError, ProtectedResourceMetadata};
 
 use std::future::Future;
 use std::pin::Pin;

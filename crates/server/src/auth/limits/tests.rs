@@ -5,7 +5,7 @@ use std::time::Duration;
 use super::*;
 
 fn limited(per_second: f64, burst: u32) -> PrincipalLimits {
-    PrincipalLimits::new(DEFAULT_MAX_STREAMS_PER_PRINCIPAL, Some(Rate { per_second, burst }))
+    PrincipalLimits::new(PrincipalLimits::DEFAULT_MAX_STREAMS, Some(Rate { per_second, burst }))
 }
 
 #[tokio::test(start_paused = true)]
