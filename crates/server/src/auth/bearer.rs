@@ -154,6 +154,27 @@ impl BearerAuthenticator {
         Ok(principal)
     }
 
+    /// The 403 for an operation that needs more than the token grants (a tool requiring
+    /// `files:write`, say): `error="insufficient_scope"` with `scopes`, which should be every
+    /// scope the operation needs, in one challenge (MCP authorization, "Scope Challenge
+    /// Handling").
+    ///
+    /// ```
+    /// # use mcp_fleet_server::{BearerAuthenticator, BearerConfig};
+    /// let bearer = BearerAuthenticator::new(BearerConfig::new("https://auth.example.com", "https://mcp.example.com/mcp")?)?;
+    /// let refusal = bearer.insufficient_scope(&["mcp:use", "files:write"]);
+    /// assert_eq!(refusal.status(), http::StatusCode::FORBIDDEN);
+    /// assert_eq!(
+    ///     refusal.challenge(),
+    ///     "Bearer resource_metadata=\"https://mcp.example.com/.well-known/oauth-protected-resource/mcp\", \
+    ///      error=\"insufficient_scope\", scope=\"mcp:use files:write\"",
+    /// );
+    /// # Ok::<(), mcp_fleet_server::BearerConfigError>(())
+    /// ```
+    pub fn insufficient_scope(&self, scopes: &[&str]) -> AuthError {
+        self.inner.challenges.insufficient(scopes)
+    }
+
     /// The configuration.
     pub fn config(&self) -> &BearerConfig {
         &self.inner.config

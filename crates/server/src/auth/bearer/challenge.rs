@@ -35,6 +35,12 @@ impl Challenges {
         })
     }
 
+    /// 403 `insufficient_scope` naming exactly `scopes` (an operation's own requirement).
+    pub(crate) fn insufficient(&self, scopes: &[&str]) -> AuthError {
+        let scope = quote(&scopes.join(" "));
+        AuthError::forbidden(format!("{}, error=\"insufficient_scope\", scope={scope}", self.base))
+    }
+
     /// The refusal for a token that failed verification.
     pub(crate) fn refuse(&self, error: &TokenError) -> AuthError {
         match error {
@@ -103,6 +109,13 @@ mod tests {
             scope.challenge(),
             format!("Bearer resource_metadata=\"{URL}\", error=\"insufficient_scope\", scope=\"mcp:write\"")
         );
+    }
+
+    #[test]
+    fn an_operation_may_ask_for_its_own_scopes() {
+        let challenge = Challenges::new(URL, &["mcp:use".into()]).insufficient(&["mcp:use", "files:write"]);
+        assert_eq!(challenge.status(), StatusCode::FORBIDDEN);
+        assert!(challenge.challenge().ends_with(r#"error="insufficient_scope", scope="mcp:use files:write""#));
     }
 
     #[test]
