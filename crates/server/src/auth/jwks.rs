@@ -21,7 +21,7 @@ use futures_util::future::{BoxFuture, Shared};
 use reqwest::{Client, Url};
 use tokio::time::Instant;
 
-pub(crate) use keyset::{KeyLookup, KeySet};
+pub(crate) use keyset::KeySet;
 
 use crate::auth::bearer::config::is_fetchable;
 
@@ -122,7 +122,8 @@ struct FetchState {
 /// Why no key was found for a token.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum KeyError {
-    /// No key with that `kid` (or no unique key for a token without one), even after a refetch.
+    /// No key with that `kid` (or no unique key for a token without one): worth a refetch; the
+    /// final answer if still so after one.
     Unknown,
     /// The key exists but cannot verify this algorithm (wrong type, curve or declared `alg`).
     Mismatch,
@@ -152,19 +153,15 @@ impl JwksCache {
         kid: Option<&str>,
         alg: jsonwebtoken::Algorithm,
     ) -> Result<Arc<jsonwebtoken::DecodingKey>, KeyError> {
-        let current = self.inner.keys.load_full();
-        if let Some(loaded) = &current {
-            match loaded.keys.find(kid, alg) {
-                KeyLookup::Found(key) => {
-                    if loaded.fetched_at.elapsed() >= self.inner.max_age {
-                        // Fire and forget: the fetch runs in its own task; this request goes on
-                        // with the keys it has.
-                        drop(self.join_or_start_fetch());
-                    }
-                    return Ok(key);
-                }
-                KeyLookup::Mismatch => return Err(KeyError::Mismatch),
-                KeyLookup::Missing => {}
+        if let Some(loaded) = self.inner.keys.load_full() {
+            let found = loaded.keys.find(kid, alg);
+            if found.is_ok() && loaded.fetched_at.elapsed() >= self.inner.max_age {
+                // Fire and forget: the fetch runs in its own task; this request goes on with
+                // the keys it has.
+                drop(self.join_or_start_fetch());
+            }
+            if !matches!(found, Err(KeyError::Unknown)) {
+                return found;
             }
         }
         let fetched = match self.join_or_start_fetch() {
@@ -172,14 +169,7 @@ impl JwksCache {
             None => None,
         };
         // Whether this caller fetched, joined, or was rate-limited: look at the newest set.
-        match fetched.or_else(|| self.inner.keys.load_full()) {
-            Some(loaded) => match loaded.keys.find(kid, alg) {
-                KeyLookup::Found(key) => Ok(key),
-                KeyLookup::Mismatch => Err(KeyError::Mismatch),
-                KeyLookup::Missing => Err(KeyError::Unknown),
-            },
-            None => Err(KeyError::Unavailable),
-        }
+        fetched.or_else(|| self.inner.keys.load_full()).map_or(Err(KeyError::Unavailable), |l| l.keys.find(kid, alg))
     }
 
     /// Fetch the keys now (at startup, say), unless a fetch is in flight (then wait for it) or

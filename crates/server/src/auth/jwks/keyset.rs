@@ -13,6 +13,8 @@ use jsonwebtoken::jwk::{AlgorithmParameters, EllipticCurve, Jwk, PublicKeyUse};
 use jsonwebtoken::{Algorithm, DecodingKey};
 use serde_json::Value;
 
+use super::KeyError;
+
 /// A usable key.
 #[derive(Debug)]
 struct VerifyKey {
@@ -64,17 +66,6 @@ impl VerifyKey {
     }
 }
 
-/// The outcome of looking a token's key up.
-#[derive(Debug)]
-pub(crate) enum KeyLookup {
-    /// The key to verify with.
-    Found(Arc<DecodingKey>),
-    /// A key with that `kid` exists but cannot verify the token's algorithm.
-    Mismatch,
-    /// No such key: worth a refetch.
-    Missing,
-}
-
 /// The usable keys of one JWKS.
 #[derive(Debug, Default)]
 pub(crate) struct KeySet {
@@ -117,18 +108,18 @@ impl KeySet {
     /// The key for a token with `kid` signed with `alg`. A token without a `kid` is verified
     /// with the only key able to verify `alg`; with several candidates it is refused, not
     /// tried against each.
-    pub(crate) fn find(&self, kid: Option<&str>, alg: Algorithm) -> KeyLookup {
+    pub(crate) fn find(&self, kid: Option<&str>, alg: Algorithm) -> Result<Arc<DecodingKey>, KeyError> {
         if let Some(kid) = kid {
             return match self.by_kid.get(kid) {
-                Some(key) if key.verifies(alg) => KeyLookup::Found(key.key.clone()),
-                Some(_) => KeyLookup::Mismatch,
-                None => KeyLookup::Missing,
+                Some(key) if key.verifies(alg) => Ok(key.key.clone()),
+                Some(_) => Err(KeyError::Mismatch),
+                None => Err(KeyError::Unknown),
             };
         }
         let mut candidates = self.by_kid.values().chain(&self.anonymous).filter(|k| k.verifies(alg));
         match (candidates.next(), candidates.next()) {
-            (Some(only), None) => KeyLookup::Found(only.key.clone()),
-            _ => KeyLookup::Missing,
+            (Some(only), None) => Ok(only.key.clone()),
+            _ => Err(KeyError::Unknown),
         }
     }
 }
