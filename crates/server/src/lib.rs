@@ -57,6 +57,26 @@ mod options;
 mod outcome;
 mod shutdown;
 
+#[cfg(feature = "oauth")]
+pub use auth::BearerAuthenticator;
+#[cfg(feature = "oauth")]
+pub use auth::BearerConfig;
+#[cfg(feature = "oauth")]
+pub use auth::BearerConfigError;
+#[cfg(feature = "oauth")]
+pub use auth::JwksError;
+#[cfg(feature = "oauth")]
+pub use auth::JwsAlgorithm;
+pub use auth::LimitCounters;
+pub use auth::LimitReached;
+pub use auth::MetadataError;
+pub use auth::PrincipalLimits;
+pub use auth::ProtectedResourceMetadata;
+pub use auth::Rate;
+pub use auth::RetryAfter;
+pub use auth::StreamPermit;
+#[cfg(feature = "oauth")]
+pub use auth::TokenError;
 pub use auth::{AuthError, AuthFuture, Authenticator};
 pub use catalog::{
     CachePolicy, CatalogEdit, CompletionRef, CompletionRequest, CompletionValues, EntryHandle, Handler, McpServer,

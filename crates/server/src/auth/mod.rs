@@ -5,6 +5,21 @@
 //! A closure `Fn(&Parts) -> Result<Principal, AuthError>` is an authenticator; anything that
 //! must wait (a JWKS fetch, say) implements the trait and returns a future.
 
+#[cfg(feature = "oauth")]
+mod bearer;
+#[cfg(feature = "oauth")]
+mod jwks;
+mod limits;
+mod metadata;
+
+#[cfg(feature = "oauth")]
+pub use bearer::{BearerAuthenticator, BearerConfig, BearerConfigError, JwsAlgorithm, TokenError};
+#[cfg(feature = "oauth")]
+pub use jwks::JwksError;
+
+pub use limits::{LimitCounters, LimitReached, PrincipalLimits, Rate, RetryAfter, StreamPermit};
+pub use metadata::{MetadataError, ProtectedResourceMetadata};
+
 use std::future::Future;
 use std::pin::Pin;
 

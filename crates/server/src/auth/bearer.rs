@@ -1,0 +1,342 @@
+//! [`BearerAuthenticator`]: the server as an OAuth 2.1 resource server (MCP authorization,
+//! "Token Handling"). It takes JWT access tokens from `Authorization: Bearer …`, verifies them
+//! against the issuer's JWKS ([`jwks`](super::jwks)), checks `iss`, `aud` (RFC 8707: issued
+//! for this server), `exp`/`nbf` and the required scopes, and turns the claims into a
+//! [`Principal`] — or refuses with the challenge RFC 6750 and RFC 9728 call for.
+//!
+//! It does not serve the protected-resource metadata (see [`BearerConfig::metadata`] and the
+//! HTTP service) and does not introspect opaque tokens: access tokens must be JWTs.
+
+mod challenge;
+mod claims;
+pub(crate) mod config;
+
+use std::sync::Arc;
+
+use base64::Engine;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use http::request::Parts;
+use jsonwebtoken::errors::ErrorKind;
+use jsonwebtoken::{DecodingKey, Validation};
+use serde_json::{Map, Value};
+
+use self::challenge::Challenges;
+pub use self::config::{BearerConfig, BearerConfigError, JwsAlgorithm};
+use super::jwks::{JwksCache, JwksError, JwksSource, KeyError};
+use super::{AuthError, AuthFuture, Authenticator};
+use crate::context::Principal;
+
+/// Longest token considered (well above any real access token): bounds the work a garbage
+/// header can cause.
+const MAX_TOKEN_BYTES: usize = 16 * 1024;
+
+/// Why a bearer token was refused. Its `Display` is the `error_description` sent to the
+/// client: short, fixed, never a secret or a token fragment.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum TokenError {
+    /// Not a compact JWS (three base64url parts), or its header or claims are not JSON.
+    #[error("malformed token")]
+    Malformed,
+    /// The `alg` is not one of the configured ones (`none` and `HS*` never are).
+    #[error("algorithm not allowed")]
+    AlgorithmNotAllowed,
+    /// No key with the token's `kid`, even after refetching the JWKS.
+    #[error("unknown signing key")]
+    UnknownKey,
+    /// The key named by `kid` cannot verify the token's algorithm.
+    #[error("signing key does not match the algorithm")]
+    KeyMismatch,
+    /// The issuer's keys could not be fetched.
+    #[error("signing keys unavailable")]
+    KeysUnavailable,
+    /// The signature does not verify.
+    #[error("invalid signature")]
+    BadSignature,
+    /// `exp` is past (beyond the leeway).
+    #[error("token expired")]
+    Expired,
+    /// `nbf` is in the future (beyond the leeway).
+    #[error("token not yet valid")]
+    NotYetValid,
+    /// `iss` is not the configured issuer.
+    #[error("wrong issuer")]
+    WrongIssuer,
+    /// `aud` does not contain this server's resource URL.
+    #[error("wrong audience")]
+    WrongAudience,
+    /// A required claim (`exp`, `iss`, `aud`, `sub`) is missing or not of its type.
+    #[error("missing claim: {0}")]
+    MissingClaim(&'static str),
+    /// The configured tenant claim is missing.
+    #[error("missing tenant claim")]
+    MissingTenant,
+    /// A valid token without every required scope (403).
+    #[error("insufficient scope")]
+    InsufficientScope,
+}
+
+/// Verifies JWT bearer tokens; an [`Authenticator`]. A cheap `Clone` handle around an `Arc`.
+///
+/// ```
+/// use mcp_fleet_server::{BearerAuthenticator, BearerConfig, HandlerOptions};
+/// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+/// let config = BearerConfig::from_flags(
+///     "https://auth.example.com",
+///     "https://mcp.example.com/mcp",
+///     None,
+///     Some("tenant"),
+///     "mcp:use",
+/// )?;
+/// let metadata = config.metadata()?; // serve it at metadata.well_known_paths()
+/// let bearer = BearerAuthenticator::new(config)?;
+/// if let Err(error) = bearer.warm_up().await {
+///     eprintln!("JWKS not reachable yet ({error}); will retry on the first token");
+/// }
+/// let options = HandlerOptions::default().authenticator(bearer);
+/// # let _ = (metadata, options); Ok(()) }
+/// ```
+#[derive(Debug, Clone)]
+pub struct BearerAuthenticator {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    config: BearerConfig,
+    challenges: Challenges,
+    jwks: JwksCache,
+    /// Issuer, audience, leeway and required claims; the algorithm is set per token.
+    validation: Validation,
+}
+
+impl BearerAuthenticator {
+    /// An authenticator for `config` (validated here). No network access until the first
+    /// token or [`warm_up`](Self::warm_up).
+    pub fn new(config: BearerConfig) -> Result<Self, BearerConfigError> {
+        config.validate()?;
+        let source = match &config.jwks_url {
+            Some(url) => JwksSource::Url(config::fetchable_url("jwks_url", url)?),
+            None => JwksSource::Discover { issuer: config.issuer.clone() },
+        };
+        let jwks = JwksCache::new(source, http_client(&config)?, config.jwks_refetch_interval, config.jwks_max_age);
+        Ok(BearerAuthenticator {
+            inner: Arc::new(Inner {
+                challenges: Challenges::new(&config.resource_metadata_url, &config.required_scopes),
+                validation: validation(&config),
+                jwks,
+                config,
+            }),
+        })
+    }
+
+    /// Fetch the issuer's keys now (discovering the JWKS URL if needed), so the first request
+    /// does not wait for it. Returns the number of usable keys. Counts against the refetch
+    /// rate limit like any fetch.
+    pub async fn warm_up(&self) -> Result<usize, JwksError> {
+        self.inner.jwks.refresh().await
+    }
+
+    /// Verify a bearer token (without the `Bearer ` prefix) and build its principal.
+    pub async fn verify(&self, token: &str) -> Result<Principal, TokenError> {
+        let (alg, kid) = self.allowed_header(token)?;
+        let key = self.inner.jwks.key_for(kid.as_deref(), alg.to_jwt()).await.map_err(|e| match e {
+            KeyError::Unknown => TokenError::UnknownKey,
+            KeyError::Mismatch => TokenError::KeyMismatch,
+            KeyError::Unavailable => TokenError::KeysUnavailable,
+        })?;
+        let claims = self.verified_claims(token, alg, &key)?;
+        let principal = claims::principal(&claims, self.inner.config.tenant_claim.as_deref())?;
+        // Every request is authorized on its own (AUTH-4): the scopes are checked each time.
+        if !principal.has_scopes(&self.inner.config.required_scopes) {
+            return Err(TokenError::InsufficientScope);
+        }
+        Ok(principal)
+    }
+
+    /// The 403 for an operation that needs more than the token grants (a tool requiring
+    /// `files:write`, say): `error="insufficient_scope"` with `scopes`, which should be every
+    /// scope the operation needs, in one challenge (MCP authorization, "Scope Challenge
+    /// Handling").
+    ///
+    /// ```
+    /// # use mcp_fleet_server::{BearerAuthenticator, BearerConfig};
+    /// let bearer = BearerAuthenticator::new(BearerConfig::new("https://auth.example.com", "https://mcp.example.com/mcp")?)?;
+    /// let refusal = bearer.insufficient_scope(&["mcp:use", "files:write"]);
+    /// assert_eq!(refusal.status(), http::StatusCode::FORBIDDEN);
+    /// assert_eq!(
+    ///     refusal.challenge(),
+    ///     "Bearer resource_metadata=\"https://mcp.example.com/.well-known/oauth-protected-resource/mcp\", \
+    ///      error=\"insufficient_scope\", scope=\"mcp:use files:write\"",
+    /// );
+    /// # Ok::<(), mcp_fleet_server::BearerConfigError>(())
+    /// ```
+    pub fn insufficient_scope(&self, scopes: &[&str]) -> AuthError {
+        self.inner.challenges.insufficient(scopes)
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &BearerConfig {
+        &self.inner.config
+    }
+
+    /// JWKS fetch attempts since start (for metrics).
+    pub fn jwks_fetches(&self) -> u64 {
+        self.inner.jwks.fetches()
+    }
+
+    /// The request's bearer token verified, or the refusal to send.
+    async fn authenticate_parts(&self, parts: &Parts) -> Result<Principal, AuthError> {
+        let challenges = &self.inner.challenges;
+        let token = match bearer_token(parts) {
+            BearerToken::Absent => return Err(challenges.missing_token()),
+            BearerToken::Invalid => return Err(challenges.refuse(&TokenError::Malformed)),
+            BearerToken::Present(token) => token,
+        };
+        self.verify(token).await.map_err(|error| {
+            tracing::debug!(%error, "bearer token refused");
+            challenges.refuse(&error)
+        })
+    }
+
+    /// The token's `alg`, if allowed, and `kid`, read before any key is touched.
+    fn allowed_header(&self, token: &str) -> Result<(JwsAlgorithm, Option<String>), TokenError> {
+        let header = peek_header(token)?;
+        let alg: JwsAlgorithm = header.alg.parse().map_err(|_| TokenError::AlgorithmNotAllowed)?;
+        if !self.inner.config.algorithms.contains(&alg) {
+            return Err(TokenError::AlgorithmNotAllowed);
+        }
+        Ok((alg, header.kid))
+    }
+
+    /// Signature, `iss`, `aud`, `exp` and `nbf` checked; the claims.
+    fn verified_claims(
+        &self,
+        token: &str,
+        alg: JwsAlgorithm,
+        key: &DecodingKey,
+    ) -> Result<Map<String, Value>, TokenError> {
+        let mut validation = self.inner.validation.clone();
+        validation.algorithms = vec![alg.to_jwt()];
+        jsonwebtoken::decode::<Map<String, Value>>(token, key, &validation)
+            .map(|data| data.claims)
+            .map_err(|e| token_error(e.kind()))
+    }
+}
+
+impl Authenticator for BearerAuthenticator {
+    fn authenticate<'a>(&'a self, parts: &'a Parts) -> AuthFuture<'a> {
+        Box::pin(self.authenticate_parts(parts))
+    }
+}
+
+/// The `Authorization` header, as far as bearer tokens go.
+enum BearerToken<'a> {
+    /// No `Authorization` header, or another scheme: no credentials for us (no error code,
+    /// RFC 6750 §3.1).
+    Absent,
+    /// Several headers, an empty token, or bytes a token cannot contain.
+    Invalid,
+    /// The token (RFC 6750 §2.1: `Bearer 1*SP b64token`; the scheme is case-insensitive).
+    Present(&'a str),
+}
+
+fn bearer_token(parts: &Parts) -> BearerToken<'_> {
+    let mut values = parts.headers.get_all(http::header::AUTHORIZATION).iter();
+    let Some(value) = values.next() else { return BearerToken::Absent };
+    let Ok(value) = value.to_str() else { return BearerToken::Invalid };
+    let Some((scheme, token)) = value.split_once(' ') else {
+        return if value.eq_ignore_ascii_case("bearer") { BearerToken::Invalid } else { BearerToken::Absent };
+    };
+    if !scheme.eq_ignore_ascii_case("bearer") {
+        return BearerToken::Absent;
+    }
+    let token = token.trim_matches(' ');
+    let b64token = |b: u8| b.is_ascii_alphanumeric() || b"-._~+/=".contains(&b);
+    if values.next().is_some() || token.is_empty() || token.len() > MAX_TOKEN_BYTES || !token.bytes().all(b64token) {
+        return BearerToken::Invalid;
+    }
+    BearerToken::Present(token)
+}
+
+/// The JOSE header fields needed to choose a key.
+#[derive(serde::Deserialize)]
+struct PeekedHeader {
+    alg: String,
+    kid: Option<String>,
+}
+
+/// The header of a compact JWS, decoded without trusting anything in it yet.
+fn peek_header(token: &str) -> Result<PeekedHeader, TokenError> {
+    let mut parts = token.split('.');
+    let (Some(header), Some(_), Some(_), None) = (parts.next(), parts.next(), parts.next(), parts.next()) else {
+        return Err(TokenError::Malformed);
+    };
+    let json = URL_SAFE_NO_PAD.decode(header).map_err(|_| TokenError::Malformed)?;
+    serde_json::from_slice(&json).map_err(|_| TokenError::Malformed)
+}
+
+/// The checks every token gets (MCP authorization, "Token Handling"; OAuth 2.1 §5.2).
+fn validation(config: &BearerConfig) -> Validation {
+    let mut validation = Validation::new(jsonwebtoken::Algorithm::RS256);
+    validation.set_required_spec_claims(&["exp", "iss", "aud"]);
+    validation.set_issuer(&[&config.issuer]);
+    // RFC 8707: the token must have been issued for this server.
+    validation.set_audience(&[&config.audience]);
+    validation.leeway = config.leeway.as_secs();
+    validation.validate_exp = true;
+    validation.validate_nbf = true;
+    validation
+}
+
+/// `jsonwebtoken`'s verdict in our terms.
+fn token_error(kind: &ErrorKind) -> TokenError {
+    match kind {
+        ErrorKind::InvalidSignature => TokenError::BadSignature,
+        ErrorKind::ExpiredSignature => TokenError::Expired,
+        ErrorKind::ImmatureSignature => TokenError::NotYetValid,
+        ErrorKind::InvalidIssuer => TokenError::WrongIssuer,
+        ErrorKind::InvalidAudience => TokenError::WrongAudience,
+        ErrorKind::InvalidAlgorithm | ErrorKind::UnsupportedAlgorithm => TokenError::AlgorithmNotAllowed,
+        ErrorKind::InvalidEcdsaKey
+        | ErrorKind::InvalidRsaKey(_)
+        | ErrorKind::InvalidEddsaKey
+        | ErrorKind::InvalidKeyFormat => TokenError::KeyMismatch,
+        ErrorKind::MissingRequiredClaim(claim) | ErrorKind::InvalidClaimFormat(claim) => {
+            TokenError::MissingClaim(match claim.as_str() {
+                "exp" => "exp",
+                "iss" => "iss",
+                "aud" => "aud",
+                "nbf" => "nbf",
+                "sub" => "sub",
+                _ => "claim",
+            })
+        }
+        _ => TokenError::Malformed,
+    }
+}
+
+/// The client for JWKS and metadata fetches: a timeout, redirects only to URLs that pass the
+/// same https rule (at most 3), no cookies. `HTTPS_PROXY` and friends are honoured (egress
+/// proxies).
+fn http_client(config: &BearerConfig) -> Result<reqwest::Client, BearerConfigError> {
+    let redirects = reqwest::redirect::Policy::custom(|attempt| {
+        if attempt.previous().len() >= 3 {
+            attempt.error("too many redirects")
+        } else if config::is_fetchable(attempt.url()) {
+            attempt.follow()
+        } else {
+            attempt.error("redirect to a non-https URL")
+        }
+    });
+    reqwest::Client::builder()
+        .timeout(config.http_timeout)
+        .connect_timeout(config.http_timeout)
+        .redirect(redirects)
+        .user_agent(concat!("mcp-fleet/", env!("CARGO_PKG_VERSION")))
+        .build()
+        .map_err(|e| BearerConfigError::HttpClient(e.to_string()))
+}
+
+#[cfg(test)]
+mod tests;
