@@ -14,6 +14,14 @@
 //! stream deleted and recreated). Within one epoch versions increase in delivery order; across
 //! epochs they are not comparable, and a consumer that sees the epoch change reports a gap
 //! first. Epochs are below 2<sup>53</sup> so they survive JSON numbers in any client.
+//!
+//! # Trace context
+//!
+//! An envelope may carry its publisher's W3C `traceparent` (`tp`), so a tracing backend can
+//! link each node's delivery to the publish that caused it. The bus only carries the string:
+//! producing and reading it is the server's job (its `otel` feature), and this crate stays free
+//! of any tracing dependency. It is optional both ways: a node that predates it ignores the
+//! unknown field, and an envelope without it decodes with `None`.
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -126,6 +134,11 @@ pub struct EventEnvelope {
     /// Publish time, milliseconds since the Unix epoch.
     #[serde(rename = "t")]
     pub published_at_ms: u64,
+    /// The publisher's W3C trace context (`traceparent`, e.g.
+    /// `00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01`), when it was tracing; absent
+    /// otherwise and on envelopes from older nodes (see the module docs).
+    #[serde(rename = "tp", skip_serializing_if = "Option::is_none", default)]
+    pub trace_parent: Option<String>,
 }
 
 /// Why bytes from the broker are not an event this node understands.
@@ -141,7 +154,14 @@ pub enum DecodeError {
 
 impl EventEnvelope {
     /// Stamp a change with its identity, origin and publish time (epoch and version 0 until the
-    /// backend assigns them).
+    /// backend assigns them; no trace context until the publisher sets
+    /// [`trace_parent`](EventEnvelope::trace_parent)).
+    ///
+    /// ```
+    /// use mcp_fleet_bus::{Change, EventEnvelope, EventKind};
+    /// let event = EventEnvelope::new(Change::list(EventKind::ToolsListChanged), "node-a");
+    /// assert_eq!((event.origin.as_str(), event.version, event.trace_parent), ("node-a", 0, None));
+    /// ```
     pub fn new(change: Change, origin: &str) -> EventEnvelope {
         EventEnvelope {
             format: ENVELOPE_FORMAT,
@@ -153,6 +173,7 @@ impl EventEnvelope {
             event_id: new_event_id(),
             origin: origin.to_owned(),
             published_at_ms: now_ms(),
+            trace_parent: None,
         }
     }
 
@@ -212,6 +233,25 @@ mod tests {
         let e = EventEnvelope::decode(bytes).unwrap();
         assert_eq!((e.kind, e.version, e.format), (EventKind::ToolsListChanged, 3, 2));
         assert_eq!(e.epoch, 0, "an envelope from a node that predates epochs decodes with epoch 0");
+        assert_eq!(e.trace_parent, None, "an envelope from a node that predates tracing has no trace context");
+    }
+
+    #[test]
+    fn trace_context_travels_only_when_set() {
+        let mut e = EventEnvelope::new(Change::list(EventKind::ToolsListChanged), "node-1");
+        let untraced = String::from_utf8(e.encode()).unwrap();
+        assert!(!untraced.contains("\"tp\""), "no trace context, no field: {untraced}");
+        e.trace_parent = Some("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01".into());
+        let bytes = e.encode();
+        assert!(bytes.len() < 220, "{}", String::from_utf8_lossy(&bytes));
+        assert_eq!(EventEnvelope::decode(&bytes).unwrap(), e);
+        // What a node that predates the field publishes: no `tp`, and it decodes without one.
+        let mut old: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+        assert_eq!(old["tp"], "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01");
+        old.as_object_mut().unwrap().remove("tp");
+        let decoded = EventEnvelope::decode(old.to_string().as_bytes()).unwrap();
+        assert_eq!(decoded.trace_parent, None);
+        assert_eq!(decoded.event_id, e.event_id);
     }
 
     #[test]

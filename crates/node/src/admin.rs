@@ -25,6 +25,7 @@ use serde::Deserialize;
 use serde_json::json;
 use subtle::ConstantTimeEq;
 use tokio::net::TcpListener;
+use tracing::Instrument;
 
 use crate::state::NodeState;
 
@@ -126,7 +127,11 @@ impl Admin {
             return error(StatusCode::SERVICE_UNAVAILABLE, "starting: the event bus is not connected yet");
         };
         match req.uri().path() {
-            "/admin/notify" => notify(handler, req).await,
+            "/admin/notify" => {
+                // The caller's traceparent header, if any, becomes the publish's trace.
+                let span = mcp_fleet_server::trace::incoming_span("POST /admin/notify", req.headers());
+                notify(handler, req).instrument(span).await
+            }
             _ => reply(StatusCode::NOT_FOUND, "text/plain", "not found".into()),
         }
     }

@@ -82,6 +82,14 @@ pub(crate) struct Config {
     /// Log as JSON lines instead of text (filter with RUST_LOG).
     #[arg(long, env = "MCP_FLEET_LOG_JSON")]
     pub(crate) log_json: bool,
+
+    /// Export traces over OTLP/HTTP to this collector base URL (e.g. http://127.0.0.1:4318;
+    /// /v1/traces is appended). Off unless given. The standard OTEL_* variables apply:
+    /// OTEL_SERVICE_NAME (default mcp-fleet), OTEL_RESOURCE_ATTRIBUTES,
+    /// OTEL_EXPORTER_OTLP_PROTOCOL (http/protobuf, the default, or http/json),
+    /// OTEL_EXPORTER_OTLP_HEADERS, OTEL_EXPORTER_OTLP_TIMEOUT, OTEL_TRACES_SAMPLER, OTEL_BSP_*.
+    #[arg(long, env = "MCP_FLEET_OTLP_ENDPOINT")]
+    pub(crate) otlp_endpoint: Option<String>,
 }
 
 impl Config {

@@ -1,5 +1,6 @@
-//! `mcp-fleet`: one replica of a fleet of MCP servers. Parse config → build the handler →
-//! serve → wait for a signal → drain with a deadline.
+//! `mcp-fleet`: one replica of a fleet of MCP servers. Parse config → install logging (and
+//! trace export) → build the handler → serve → wait for a signal → drain with a deadline →
+//! flush the last traces.
 
 mod admin;
 mod app;
@@ -7,6 +8,7 @@ mod config;
 mod demo;
 mod nofile;
 mod state;
+mod telemetry;
 
 use clap::Parser;
 
@@ -14,7 +16,14 @@ use config::Config;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let config = Config::parse();
-    init_logging(config.log_json);
+    let telemetry = telemetry::init(config.log_json, config.otlp_endpoint.as_deref(), &config.node_id())?;
+    let result = run(config);
+    // After the runtime is gone: the exporter's last batch leaves from its own thread.
+    telemetry.shutdown();
+    result
+}
+
+fn run(config: Config) -> Result<(), Box<dyn std::error::Error>> {
     // One worker means one core: the current-thread scheduler then wakes the listen streams of
     // a fan-out without the work-stealing queues' atomics and overflow.
     let mut runtime = match config.worker_threads {
@@ -27,10 +36,4 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         None => tokio::runtime::Builder::new_multi_thread(),
     };
     runtime.enable_all().build()?.block_on(app::run(config, mcp_fleet_server::shutdown_signal()))
-}
-
-fn init_logging(json: bool) {
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into());
-    let builder = tracing_subscriber::fmt().with_env_filter(filter);
-    if json { builder.json().init() } else { builder.init() }
 }

@@ -23,6 +23,7 @@
 //! | [`serve_http`], [`shutdown_signal`] | Serve another hyper service (an admin port) with the same connection handling and drain; wait for SIGINT/SIGTERM. |
 //! | [`ServerError`], [`RpcError`], [`LogLevel`] | Errors, and the log levels of `notifications/message`. |
 //! | [`protocol`], [`types`], [`bus`] | The wire protocol crate, its result types, and the bus crate. |
+//! | [`trace`] | Opt-in OpenTelemetry tracing (cargo feature `otel`): the span target, request/publish/delivery spans linked across nodes, [`trace::incoming_span`] for other HTTP entry points. |
 //!
 //! ```no_run
 //! use mcp_fleet_server::{create_mcp_handler, HandlerOptions, McpServer, types::{CallToolResult, Tool}};
@@ -40,7 +41,7 @@
 //!
 //! Inside: `catalog` (the server definition), `methods` (one file per method family),
 //! `listen` (the bus consumer, the router and the listen streams), `notify` (the two paths a
-//! change travels), `http` (the hyper service and accept loop), `shutdown`.
+//! change travels), `http` (the hyper service and accept loop), `shutdown`, `trace` (the spans).
 
 mod auth;
 mod catalog;
@@ -56,6 +57,7 @@ mod notify;
 mod options;
 mod outcome;
 mod shutdown;
+pub mod trace;
 
 #[cfg(feature = "oauth")]
 pub use auth::BearerAuthenticator;

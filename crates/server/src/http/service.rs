@@ -1,6 +1,8 @@
 //! The MCP endpoint as a function from HTTP request to response: step 0–2 HTTP checks
 //! (path, Origin, authentication, method, Content-Type, body size), the protocol's validation
-//! ladder, the server-side gates, and the choice of JSON or SSE for the answer.
+//! ladder, the server-side gates, and the choice of JSON or SSE for the answer. Each request
+//! runs in a request span (see [`crate::trace`]) whose attributes are recorded as they become
+//! known.
 
 use std::sync::Arc;
 
@@ -12,6 +14,7 @@ use http_body_util::{BodyExt, Limited};
 use mcp_fleet_protocol::jsonrpc::{encode_error, encode_result};
 use mcp_fleet_protocol::validate::{Validated, validate_message};
 use mcp_fleet_protocol::{Method as McpMethod, RequestId, RpcError, SUPPORTED_VERSIONS};
+use tracing::{Instrument, Span};
 
 use super::body::ResponseBody;
 use super::call_body::CallBody;
@@ -19,6 +22,7 @@ use super::guard::origin_allowed;
 use crate::context::RequestContext;
 use crate::handler::McpHandler;
 use crate::methods::{CallFuture, MethodRequest, Prepared, prepare};
+use crate::trace;
 
 impl McpHandler {
     /// Answer one HTTP request to the MCP endpoint. Use it from your own hyper or tower
@@ -29,37 +33,51 @@ impl McpHandler {
         B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
     {
         let started = tokio::time::Instant::now();
-        let (method, response) = self.answer(req).await;
+        let span = trace::request_span(req.headers(), req.version());
+        let (method, response) = self.answer(req, &span).await;
+        trace::record_status(&span, response.status());
         self.shared.metrics.record_request(method, response.status(), started.elapsed());
         response
     }
 
-    /// The response, and the method label it is counted under.
-    async fn answer<B>(&self, req: Request<B>) -> (&'static str, Response<ResponseBody>)
+    /// The response, and the method label it is counted under. `span` is entered only once the
+    /// message is read: its parent may come from the message's `_meta`.
+    async fn answer<B>(&self, req: Request<B>, span: &Span) -> (&'static str, Response<ResponseBody>)
     where
         B: Body<Data = Bytes>,
         B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
     {
         let (parts, body) = req.into_parts();
+        let refused = |response: Response<ResponseBody>| {
+            trace::record_refusal(span, response.status());
+            (INVALID, response)
+        };
         let principal = match self.admit(&parts).await {
             Ok(principal) => principal,
-            Err(refusal) => return (INVALID, *refusal),
+            Err(refusal) => return refused(*refusal),
         };
         let opts = &self.shared.options;
         let read =
             tokio::time::timeout(opts.request_read_timeout, read_body(body, opts.max_body_bytes, &parts.headers));
         let bytes = match read.await {
             Ok(Ok(b)) => b,
-            Ok(Err(resp)) => return (INVALID, *resp),
+            Ok(Err(resp)) => return refused(*resp),
             Err(_) => {
-                return (INVALID, http_error(StatusCode::REQUEST_TIMEOUT, "The request body did not arrive in time"));
+                return refused(http_error(StatusCode::REQUEST_TIMEOUT, "The request body did not arrive in time"));
             }
         };
         let (id, message, meta) = match validate_message(&parts.headers, &bytes, SUPPORTED_VERSIONS) {
-            Err(rej) => return (INVALID, error_response(rej.id.as_ref(), &rej.error)),
-            Ok(Validated::Notification(_)) => return ("notification", status_only(StatusCode::ACCEPTED)),
+            Err(rej) => {
+                trace::record_error(span, &rej.error);
+                return (INVALID, error_response(rej.id.as_ref(), &rej.error));
+            }
+            Ok(Validated::Notification(message)) => {
+                trace::received(span, &parts.headers, &message, None);
+                return ("notification", status_only(StatusCode::ACCEPTED));
+            }
             Ok(Validated::Request { id, message, meta }) => (id, message, meta),
         };
+        trace::received(span, &parts.headers, &message, Some(&meta.protocol_version));
         let label = method_label(&message.method);
         let sse_ok = accepts_sse(parts.headers.get(header::ACCEPT));
         let ctx = RequestContext { principal, parts: Arc::new(parts) };
@@ -76,15 +94,20 @@ impl McpHandler {
             meta,
             headers: &parts.headers,
         };
-        let response = match prepare(incoming) {
-            Err(e) => error_response(Some(&id), &e),
-            Ok(Prepared::Immediate(result)) => json(StatusCode::OK, encode_result(&id, &result)),
-            Ok(Prepared::Listen(body)) => sse_response(ResponseBody::listen(body)),
-            Ok(Prepared::Call { future, notifications }) => {
-                run_call(id, future, notifications.filter(|_| sse_ok)).await
+        let dispatch = async move {
+            match prepare(incoming) {
+                Err(e) => {
+                    trace::record_error(span, &e);
+                    error_response(Some(&id), &e)
+                }
+                Ok(Prepared::Immediate(result)) => json(StatusCode::OK, encode_result(&id, &result)),
+                Ok(Prepared::Listen(body)) => sse_response(ResponseBody::listen(body)),
+                Ok(Prepared::Call { future, notifications }) => {
+                    run_call(id, future, notifications.filter(|_| sse_ok), span).await
+                }
             }
         };
-        (label, response)
+        (label, dispatch.instrument(span.clone()).await)
     }
 
     /// Steps 0–2 before the body is read: path, Origin/Host, authentication, method,
@@ -139,8 +162,9 @@ async fn run_call(
     id: RequestId,
     mut future: CallFuture,
     notifications: Option<NotificationReceiver>,
+    span: &Span,
 ) -> Response<ResponseBody> {
-    let Some(mut rx) = notifications else { return call_json(&id, future.await) };
+    let Some(mut rx) = notifications else { return call_json(&id, future.await, span) };
     tokio::select! {
         biased;
         Some(first) = rx.recv() => sse_response(ResponseBody::call(CallBody::new(id, future, rx, first))),
@@ -150,16 +174,23 @@ async fn run_call(
                 let done: CallFuture = Box::pin(std::future::ready(result));
                 sse_response(ResponseBody::call(CallBody::new(id, done, rx, first)))
             }
-            Err(_) => call_json(&id, result),
+            Err(_) => call_json(&id, result, span),
         },
     }
 }
 
-/// A finished call as JSON (its error's status was set by `RpcError::from_handler`).
-fn call_json(id: &RequestId, result: Result<serde_json::Value, RpcError>) -> Response<ResponseBody> {
+/// A finished call as JSON (its error's status was set by `RpcError::from_handler`), its
+/// outcome recorded on the request span.
+fn call_json(id: &RequestId, result: Result<serde_json::Value, RpcError>, span: &Span) -> Response<ResponseBody> {
     match result {
-        Ok(value) => json(StatusCode::OK, encode_result(id, &value)),
-        Err(e) => error_response(Some(id), &e),
+        Ok(value) => {
+            trace::record_result(span, &value);
+            json(StatusCode::OK, encode_result(id, &value))
+        }
+        Err(e) => {
+            trace::record_error(span, &e);
+            error_response(Some(id), &e)
+        }
     }
 }
 

@@ -6,6 +6,9 @@
 //! copy of an event this node already delivered locally), remembers the newest `(epoch,
 //! version)` it delivered, and turns a gap into the router's conservative invalidation,
 //! stamped with that position: "everything after this may have been missed".
+//!
+//! Each event delivered from the bus gets a delivery span linked to its publish
+//! ([`crate::trace`]).
 
 use std::sync::{Mutex, PoisonError};
 
@@ -14,6 +17,7 @@ use serde_json::{Value, json};
 
 use super::router::ListenRouter;
 use crate::metrics::Metrics;
+use crate::trace;
 
 /// Deduplicating, position-keeping entrance to the [`ListenRouter`].
 pub(crate) struct Fanout {
@@ -38,9 +42,12 @@ impl Fanout {
             self.metrics.duplicates_dropped.inc();
             return;
         }
+        let span = trace::delivery_span(event);
+        let _delivering = span.enter();
         *self.position.lock().unwrap_or_else(PoisonError::into_inner) = Some((event.epoch, event.version));
         let meta = json!({"epoch": event.epoch, "version": event.version, "publishedAtMs": event.published_at_ms});
-        self.router.deliver(event, &meta);
+        let streams = self.router.deliver(event, &meta);
+        trace::record_delivered(&span, streams);
     }
 
     /// Deliver a change this node is about to publish, before the bus has it (no epoch or

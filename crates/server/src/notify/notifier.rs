@@ -1,15 +1,19 @@
 //! [`Notifier`]: how application code announces changes to every listen stream in the fleet
-//! (see the [module docs](crate::notify) for the two paths).
+//! (see the [module docs](crate::notify) for the two paths). Both open a publish span and
+//! stamp its trace context into the envelope, so deliveries on every node link to it
+//! ([`crate::trace`]).
 
 use std::sync::Arc;
 
 use mcp_fleet_bus::{Change, EventEnvelope, EventKind, ServerEventBus};
 use mcp_fleet_protocol::ListKind;
+use tracing::Instrument;
 
 use super::outbox::Outbox;
 use crate::error::ServerError;
 use crate::listen::Fanout;
 use crate::metrics::Metrics;
+use crate::trace;
 
 /// Publishes change events, globally or for one tenant scope. Cheap to clone.
 ///
@@ -73,8 +77,11 @@ impl Notifier {
     /// scope gets it, a change naming another scope is refused.
     pub async fn publish(&self, change: Change) -> Result<EventEnvelope, ServerError> {
         let change = self.scoped(change)?;
-        let event = EventEnvelope::new(change, self.core.bus.node_id());
-        self.core.bus.publish_event(event).await.map_err(|err| {
+        let mut event = EventEnvelope::new(change, self.core.bus.node_id());
+        let span = trace::publish_span(&event);
+        trace::stamp(&span, &mut event);
+        self.core.bus.publish_event(event).instrument(span.clone()).await.map_err(|err| {
+            trace::record_publish_error(&span, &err);
             self.core.metrics.publish_failures.inc();
             ServerError::Bus(err)
         })
@@ -88,7 +95,10 @@ impl Notifier {
     /// the bus by the outbox (retried until the bus accepts it).
     pub(crate) fn announce(&self, list: ListKind) {
         let change = Change { scope: self.scope.clone(), kind: list_event(list), uri: None };
-        let event = EventEnvelope::new(change, self.core.bus.node_id());
+        let mut event = EventEnvelope::new(change, self.core.bus.node_id());
+        let span = trace::publish_span(&event);
+        trace::stamp(&span, &mut event);
+        let _publishing = span.enter();
         self.core.fanout.deliver_local(&event);
         self.core.outbox.push(event);
     }
