@@ -42,6 +42,9 @@ pub enum GapReason {
     Reconnected,
     /// The broker reported a slow consumer (messages dropped).
     SlowConsumer,
+    /// The broker holds the missed events but repeatedly failed to deliver them (a damaged
+    /// store); the consumer skipped past them.
+    Unreadable,
 }
 
 /// Errors of bus operations.

@@ -34,8 +34,13 @@ impl TempDir {
 }
 
 impl Drop for TempDir {
+    /// Removed, unless the test failed: then the broker logs stay for whoever investigates.
     fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
+        if std::thread::panicking() {
+            eprintln!("broker logs kept in {}", self.0.display());
+        } else {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
     }
 }
 

@@ -94,6 +94,13 @@ impl StreamRecord {
         }
     }
 
+    /// The last `n` notifications received, one per line (for a failure message).
+    fn recent(&self, n: usize) -> String {
+        let log = self.log.lock().expect("log");
+        let skip = log.received.len().saturating_sub(n);
+        log.received.iter().skip(skip).map(|r| format!("  {r:?}")).collect::<Vec<_>>().join("\n")
+    }
+
     /// Gap invalidations received so far.
     pub fn gaps(&self) -> usize {
         self.log.lock().expect("log").received.iter().filter(|r| r.gap).count()
@@ -128,22 +135,28 @@ fn parse(message: &Value) -> Received {
 pub async fn assert_all_covered(streams: &[StreamRecord], accepted: &[Accepted], within: Duration) {
     let deadline = Instant::now() + within;
     loop {
-        let missing: Vec<String> = streams
+        let missing: Vec<(usize, String)> = streams
             .iter()
             .enumerate()
             .flat_map(|(i, s)| accepted.iter().map(move |a| (i, s, a)))
             .filter_map(|(i, s, a)| match s.covers(a) {
                 Coverage::Covered => None,
-                Coverage::Waiting => Some(format!("stream {i} (node {}) lacks {a:?}", s.node)),
-                Coverage::Ended => Some(format!("stream {i} (node {}) ENDED without {a:?}", s.node)),
+                Coverage::Waiting => Some((i, format!("stream {i} (node {}) lacks {a:?}", s.node))),
+                Coverage::Ended => Some((i, format!("stream {i} (node {}) ENDED without {a:?}", s.node))),
             })
             .collect();
         if missing.is_empty() {
             return;
         }
         if Instant::now() >= deadline {
-            let shown: Vec<&str> = missing.iter().take(12).map(String::as_str).collect();
-            panic!("{} (stream, publish) pairs never delivered nor invalidated:\n{}", missing.len(), shown.join("\n"));
+            let shown: Vec<&str> = missing.iter().take(12).map(|(_, line)| line.as_str()).collect();
+            let first = &streams[missing[0].0];
+            panic!(
+                "{} (stream, publish) pairs never delivered nor invalidated:\n{}\nthe last it received:\n{}",
+                missing.len(),
+                shown.join("\n"),
+                first.recent(8)
+            );
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }

@@ -23,7 +23,7 @@ use async_nats::jetstream::message::PublishMessage;
 use async_nats::jetstream::{Context, publish::PublishAck};
 use mcp_fleet_bus::{BusError, EventEnvelope};
 
-use super::stream::locate;
+use super::stream::relocate;
 use crate::options::NatsBusOptions;
 use crate::subject::subject_for;
 use crate::{backend_error, within};
@@ -78,7 +78,7 @@ impl Publisher {
 
     /// Create the missing stream and adopt its (new) epoch.
     async fn recreate_stream(&self) -> Result<(), BusError> {
-        let (state, _) = locate(&self.js, &self.options).await?;
+        let (state, _) = relocate(&self.js, &self.options).await?;
         self.adopt(state.epoch);
         self.highest.store(0, Ordering::SeqCst);
         Ok(())
@@ -86,7 +86,7 @@ impl Publisher {
 
     /// Read the stream's epoch again (a failure keeps the cached one: the next publish retries).
     async fn refresh_epoch(&self) {
-        match locate(&self.js, &self.options).await {
+        match relocate(&self.js, &self.options).await {
             Ok((state, _)) => self.adopt(state.epoch),
             Err(err) => tracing::warn!(error = %err, "nats bus: could not re-read the stream's epoch"),
         }

@@ -45,13 +45,37 @@ fn config(options: &NatsBusOptions) -> jetstream::stream::Config {
     }
 }
 
-/// The stream's current state, creating the stream first if it does not exist (any node may:
-/// creation with the same configuration is idempotent on the server). `Ok((state, created))`.
+/// How long a node waits before re-creating a stream that vanished while in use. nats-server
+/// 2.9 finishes removing a deleted stream's files after acknowledging the deletion; a stream of
+/// the same name created meanwhile loses its message blocks (it acknowledges publishes it then
+/// cannot deliver: "error opening msg block file"). Seen in the fault suite; the pause avoids it.
+const RECREATE_SETTLE: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// The stream's current state, creating the stream first if it does not exist yet (any node
+/// may: creation with the same configuration is idempotent on the server). `Ok((state,
+/// created))`. For the first look at the stream, when the bus connects.
 pub(crate) async fn locate(js: &Context, options: &NatsBusOptions) -> Result<(StreamState, bool), BusError> {
+    find_or_create(js, options, None).await
+}
+
+/// [`locate`] for a stream this bus has been using: when it is missing it was deleted, so the
+/// new one is created only after [`RECREATE_SETTLE`].
+pub(crate) async fn relocate(js: &Context, options: &NatsBusOptions) -> Result<(StreamState, bool), BusError> {
+    find_or_create(js, options, Some(RECREATE_SETTLE)).await
+}
+
+async fn find_or_create(
+    js: &Context,
+    options: &NatsBusOptions,
+    settle: Option<std::time::Duration>,
+) -> Result<(StreamState, bool), BusError> {
     let found = within(options.publish_timeout, js.get_stream(&options.stream_name)).await?;
     match found {
         Ok(stream) => Ok((StreamState::of(stream.cached_info()), false)),
         Err(err) if is_stream_not_found(&err) => {
+            if let Some(settle) = settle {
+                tokio::time::sleep(settle).await;
+            }
             let mut stream = within(options.connect_timeout, js.get_or_create_stream(config(options)))
                 .await?
                 .map_err(backend_error)?;

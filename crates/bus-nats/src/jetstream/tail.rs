@@ -20,7 +20,9 @@
 //! - the epoch (creation time) differs from the one being read: the history is gone. Report
 //!   [`GapReason::EpochChanged`] and continue from the start of the new stream;
 //! - the stream holds messages past `last` but nothing arrived for two checks in a row: the
-//!   consumer is stalled; re-create it from `last + 1` (counted as a consumer restart);
+//!   consumer is stalled; re-create it from `last + 1` (counted as a consumer restart). A
+//!   fresh consumer stalled at the same place means the server cannot deliver those messages
+//!   (a damaged store): [`GapReason::Unreadable`], and reading goes on after them;
 //! - the state cannot be read: the consumer is reported as reconnecting until it can.
 
 use std::sync::Arc;
@@ -34,7 +36,7 @@ use mcp_fleet_bus::{Backoff, BusCounters, BusError, BusItem, BusStream, EventEnv
 use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
 
-use super::stream::{StreamState, locate};
+use super::stream::{StreamState, relocate};
 use crate::options::NatsBusOptions;
 
 use crate::{CHANNEL_CAPACITY, backend_error, within};
@@ -57,7 +59,7 @@ pub(crate) struct Shared {
 /// the start of the current stream — or at the stream's current end when `None`; once this
 /// returns, the consumer exists and every later message will be delivered.
 pub(crate) async fn subscribe(shared: Shared, after: Option<(u64, u64)>) -> Result<BusStream, BusError> {
-    let (state, _) = locate(&shared.js, &shared.options).await?;
+    let (state, _) = relocate(&shared.js, &shared.options).await?;
     shared.epoch.store(state.epoch, Ordering::SeqCst);
     let (tx, rx) = mpsc::channel(CHANNEL_CAPACITY);
     let last = match after {
@@ -72,7 +74,8 @@ pub(crate) async fn subscribe(shared: Shared, after: Option<(u64, u64)>) -> Resu
     };
     let consumer = open_consumer(&shared.js, &shared.options, last).await?;
     shared.status.set_connected();
-    let tail = JetStreamTail { shared, epoch: state.epoch, last, tx, idle_checks: 0, retried_at: None };
+    let tail =
+        JetStreamTail { shared, epoch: state.epoch, last, tx, idle_checks: 0, retried_at: None, stalled_at: None };
     tokio::spawn(tail.run(consumer));
     Ok(Box::pin(ReceiverStream::new(rx)))
 }
@@ -133,6 +136,8 @@ struct JetStreamTail {
     idle_checks: u32,
     /// `last` when the consumer was last re-created for a message lost in flight.
     retried_at: Option<u64>,
+    /// `last` when the consumer was last re-created because it stalled.
+    stalled_at: Option<u64>,
 }
 
 impl JetStreamTail {
@@ -147,6 +152,9 @@ impl JetStreamTail {
                     Some(Ok(message)) => {
                         watch.reset();
                         self.idle_checks = 0;
+                        // A message arriving proves the consumer works, whatever an earlier
+                        // failed check said (while messages flow, the watch does not run).
+                        self.shared.status.set_connected();
                         self.deliver(&message).await
                     }
                     Some(Err(err)) => {
@@ -200,7 +208,7 @@ impl JetStreamTail {
     /// A message past `last + 1` arrived: `true` when the skipped ones are still in the stream
     /// and should be fetched again (once per place); otherwise the gap is reported here.
     async fn skipped_in_flight(&mut self) -> Result<bool, Closed> {
-        let still_stored = match locate(&self.shared.js, &self.shared.options).await {
+        let still_stored = match relocate(&self.shared.js, &self.shared.options).await {
             Ok((state, _)) => state.epoch == self.epoch && state.first_sequence <= self.last + 1,
             Err(_) => false,
         };
@@ -216,7 +224,7 @@ impl JetStreamTail {
 
     /// Nothing arrived for a while: read the stream's state and decide (see the module docs).
     async fn watch(&mut self) -> Result<Verdict, Closed> {
-        let state = match locate(&self.shared.js, &self.shared.options).await {
+        let state = match relocate(&self.shared.js, &self.shared.options).await {
             Ok((state, _)) => state,
             Err(err) => {
                 self.shared.status.set_reconnecting(&err);
@@ -230,14 +238,31 @@ impl JetStreamTail {
         if state.last_sequence > self.last {
             self.idle_checks += 1;
             if self.idle_checks >= 2 {
-                tracing::warn!(stream = %self.shared.options.stream_name, after = self.last, waiting = state.last_sequence - self.last, "nats bus: consumer stalled");
-                return Ok(Verdict::Reopen);
+                return self.stalled(state).await;
             }
         } else {
             self.idle_checks = 0;
         }
         self.shared.status.set_connected();
         Ok(Verdict::Fine)
+    }
+
+    /// Messages wait in the stream but none arrived for two checks. The first time at this
+    /// place, re-create the consumer; if a fresh consumer stalls at the same place, the server
+    /// cannot deliver them (a damaged store): report a gap and skip past them rather than wait
+    /// silently forever.
+    async fn stalled(&mut self, state: StreamState) -> Result<Verdict, Closed> {
+        let (stream, after, waiting) = (&self.shared.options.stream_name, self.last, state.last_sequence - self.last);
+        if !give_up_stall(self.stalled_at, self.last) {
+            tracing::warn!(%stream, after, waiting, "nats bus: consumer stalled");
+            self.stalled_at = Some(self.last);
+            return Ok(Verdict::Reopen);
+        }
+        tracing::error!(%stream, after, waiting, "nats bus: the stream cannot deliver its messages, skipping them with a gap");
+        self.last = state.last_sequence;
+        self.stalled_at = None;
+        self.gap(GapReason::Unreadable).await?;
+        Ok(Verdict::Reopen)
     }
 
     /// The stream was replaced: report the gap and continue from its first message.
@@ -247,6 +272,7 @@ impl JetStreamTail {
         self.shared.epoch.store(state.epoch, Ordering::SeqCst);
         self.last = state.first_sequence.saturating_sub(1);
         self.retried_at = None;
+        self.stalled_at = None;
         self.gap(GapReason::EpochChanged).await
     }
 
@@ -280,7 +306,7 @@ impl JetStreamTail {
     /// One attempt: locate the stream (creating it if it is missing; a new epoch is a gap),
     /// then open a consumer after `last`.
     async fn try_reopen(&mut self) -> Result<Result<Consumer, BusError>, Closed> {
-        let state = match locate(&self.shared.js, &self.shared.options).await {
+        let state = match relocate(&self.shared.js, &self.shared.options).await {
             Ok((state, _)) => state,
             Err(err) => return Ok(Err(err)),
         };
@@ -339,6 +365,12 @@ fn fetch_again(still_stored: bool, retried_at: Option<u64>, last: u64) -> bool {
     still_stored && retried_at != Some(last)
 }
 
+/// A consumer stalled after `last`: give up on the waiting messages (a gap) when a fresh
+/// consumer already stalled at the same place; otherwise re-create it once more.
+fn give_up_stall(stalled_at: Option<u64>, last: u64) -> bool {
+    stalled_at == Some(last)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -358,5 +390,12 @@ mod tests {
         assert!(!fetch_again(true, Some(5), 5), "the same hole twice: a gap, not a loop");
         assert!(fetch_again(true, Some(3), 5), "a new hole is fetched again");
         assert!(!fetch_again(false, None, 5), "trimmed away: a gap");
+    }
+
+    #[test]
+    fn a_stall_is_retried_once_per_place_then_skipped() {
+        assert!(!give_up_stall(None, 5), "first stall: re-create the consumer");
+        assert!(give_up_stall(Some(5), 5), "a fresh consumer stalled at the same place: a gap");
+        assert!(!give_up_stall(Some(3), 5), "a stall at a new place is retried");
     }
 }
