@@ -1,4 +1,4 @@
-//! Catalog-driven changes survive a bus outage: while node A cannot publish, a handle update on
+//! With immediate catalog notifications, catalog-driven changes survive a bus outage: while node A cannot publish, a handle update on
 //! A is live at once for A's own streams, and reaches node B's streams as soon as the bus takes
 //! A's publish again (the outbox retries); explicit `notify()` meanwhile returns its error.
 //!
@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use mcp_fleet_bus_redis::{RedisBus, RedisBusOptions};
 use mcp_fleet_server::types::{CallToolResult, Tool};
-use mcp_fleet_server::{HandlerOptions, McpServer};
+use mcp_fleet_server::{CatalogNotifications, HandlerOptions, McpServer};
 use mcp_fleet_tests::cluster::{Broker, EVENT_META, broker_or_skip, unique_name};
 use mcp_fleet_tests::eventually;
 use mcp_fleet_tests::faults::metric;
@@ -22,7 +22,8 @@ async fn node(url: &str, key: &str, name: &str, server: McpServer) -> TestNode {
     options.publish_timeout = Duration::from_millis(500);
     options.reconnect_max = Duration::from_millis(200);
     let bus = Arc::new(RedisBus::connect(options).await.expect("bus"));
-    TestNode::start(server, HandlerOptions::default().bus(bus)).await
+    let options = HandlerOptions::default().catalog_notifications(CatalogNotifications::Immediate);
+    TestNode::start(server, options.bus(bus)).await
 }
 
 #[tokio::test]

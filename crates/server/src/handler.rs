@@ -13,6 +13,7 @@ use tokio::sync::watch;
 
 use crate::error::ServerError;
 use crate::factory::ServerFactory;
+use crate::fleet::{FleetStatus, FleetTiming, FleetWatch};
 use crate::listen::supervisor::{self, ConsumerParts};
 use crate::listen::{BusHealth, BusHealthState, Fanout, ListenRouter, keepalive, monitor};
 use crate::methods::state::StateCodec;
@@ -26,6 +27,7 @@ pub(crate) struct HandlerShared {
     pub(crate) options: HandlerOptions,
     pub(crate) bus: Arc<dyn ServerEventBus>,
     pub(crate) notifier: Notifier,
+    pub(crate) fleet: Arc<FleetWatch>,
     pub(crate) router: ListenRouter,
     pub(crate) health: Arc<BusHealth>,
     pub(crate) metrics: Metrics,
@@ -72,11 +74,21 @@ pub async fn create_mcp_handler(
     let router = ListenRouter::new(options.listen, metrics.clone());
     let fanout = Arc::new(Fanout::new(router.clone(), metrics.clone(), options.dedupe_window));
     let outbox = Arc::new(Outbox::new(metrics.clone()));
+    let timing = FleetTiming { ttl: options.membership_ttl, convergence_timeout: options.convergence_timeout };
+    let fleet = Arc::new(FleetWatch::new(
+        bus.clone(),
+        options.catalog_notifications,
+        timing,
+        fanout.clone(),
+        router.clone(),
+        metrics.clone(),
+    ));
     let notifier = Notifier::new(NotifierCore {
         bus: bus.clone(),
         metrics: metrics.clone(),
         fanout: fanout.clone(),
         outbox: outbox.clone(),
+        fleet: fleet.clone(),
     });
     let events = bus.subscribe().await?;
     factory.attach(&notifier)?;
@@ -86,6 +98,7 @@ pub async fn create_mcp_handler(
         options,
         bus: bus.clone(),
         notifier,
+        fleet: fleet.clone(),
         router: router.clone(),
         health: health.clone(),
         metrics: metrics.clone(),
@@ -98,6 +111,7 @@ pub async fn create_mcp_handler(
     tokio::spawn(supervisor::run(parts, events));
     tokio::spawn(monitor::run(bus.clone(), health, router.clone(), stop()));
     tokio::spawn(outbox.run(bus, stop()));
+    tokio::spawn(fleet.run(stop()));
     if let Some(every) = shared.options.listen.tick_interval() {
         let keepalives = !shared.options.listen.keepalive.is_zero();
         tokio::spawn(keepalive::run(router, every, keepalives, stop()));
@@ -123,8 +137,15 @@ impl McpHandler {
         self.shared.router.open_streams()
     }
 
+    /// The fleet as this node sees it: members, their catalog revisions, and whether they
+    /// agree on each list.
+    pub fn fleet(&self) -> FleetStatus {
+        self.shared.fleet.status()
+    }
+
     /// Metrics as OpenMetrics text.
     pub fn metrics_text(&self) -> String {
-        self.shared.metrics.encode(&self.shared.bus, self.shared.health.state().connected)
+        let connected = self.shared.health.state().connected;
+        self.shared.metrics.encode(&self.shared.bus, connected, &self.shared.fleet.own_catalogs())
     }
 }

@@ -19,6 +19,7 @@
 //! | [`Authenticator`], [`AuthError`] | The authentication hook. |
 //! | [`Notifier`] | `handler.notify().tools_changed()` and friends. |
 //! | [`BusHealthState`] | Whether the node hears the bus ([`McpHandler::bus_health`]). |
+//! | [`CatalogNotifications`], [`FleetStatus`], [`FleetMember`], [`ListConvergence`], [`CatalogRevisions`] | Fleet-consistent catalogs: when catalog changes are announced, and the fleet's membership ([`McpHandler::fleet`]). |
 //! | [`ResponseBody`] | The body type of [`McpHandler::handle`]'s responses. |
 //! | [`serve_http`], [`shutdown_signal`] | Serve another hyper service (an admin port) with the same connection handling and drain; wait for SIGINT/SIGTERM. |
 //! | [`ServerError`], [`RpcError`], [`LogLevel`] | Errors, and the log levels of `notifications/message`. |
@@ -48,6 +49,7 @@ mod catalog;
 mod context;
 mod error;
 mod factory;
+mod fleet;
 mod handler;
 mod http;
 mod listen;
@@ -87,6 +89,7 @@ pub use catalog::{
 pub use context::{CallContext, Principal, RequestContext};
 pub use error::ServerError;
 pub use factory::ServerFactory;
+pub use fleet::{CatalogNotifications, CatalogRevisions, FleetMember, FleetStatus, ListConvergence};
 pub use handler::{McpHandler, create_mcp_handler};
 pub use http::{ResponseBody, serve_http, shutdown_signal};
 pub use listen::BusHealthState;

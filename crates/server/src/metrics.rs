@@ -9,6 +9,8 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 use mcp_fleet_bus::{BusCounters, ServerEventBus};
+
+use crate::fleet::CatalogRevisions;
 use prometheus_client::collector::Collector;
 use prometheus_client::encoding::{DescriptorEncoder, EncodeLabelSet, EncodeMetric};
 use prometheus_client::metrics::counter::{ConstCounter, Counter};
@@ -53,6 +55,10 @@ pub(crate) struct Metrics {
     pub(crate) request_duration: Family<MethodLabel, Histogram>,
     /// 1 while the handler drains (after `shutdown()`).
     pub(crate) draining: Gauge,
+    /// Live members of the fleet, this node included.
+    pub(crate) fleet_members: Gauge,
+    /// Catalog changes announced because the fleet did not converge in time.
+    pub(crate) convergence_timeouts: Counter,
     /// Age of bus events when this node's router handled them (publish time on the origin
     /// node → now; includes clock skew between nodes), in seconds.
     pub(crate) event_age: Histogram,
@@ -78,6 +84,8 @@ impl Default for Metrics {
             // 100 µs … ~13 s.
             request_duration: Family::new_with_constructor(|| Histogram::new(exponential_buckets(0.0001, 2.0, 18))),
             draining: Gauge::default(),
+            fleet_members: Gauge::default(),
+            convergence_timeouts: Counter::default(),
             // 0.5 ms … ~4 s.
             event_age: Histogram::new(exponential_buckets(0.0005, 2.0, 14)),
         }
@@ -110,7 +118,12 @@ impl Metrics {
 
     /// Encode every metric, including `bus`'s counters and whether this node hears the bus
     /// (`connected`, the consumer's health), as OpenMetrics text.
-    pub(crate) fn encode(&self, bus: &Arc<dyn ServerEventBus>, connected: bool) -> String {
+    pub(crate) fn encode(
+        &self,
+        bus: &Arc<dyn ServerEventBus>,
+        connected: bool,
+        catalogs: &std::collections::BTreeMap<String, CatalogRevisions>,
+    ) -> String {
         let mut registry = Registry::with_prefix("mcp_fleet");
         let m = self.clone();
         registry.register("listen_streams_open", "Open subscriptions/listen streams", m.listen_open);
@@ -141,12 +154,44 @@ impl Metrics {
             m.request_duration,
         );
         registry.register("drain_in_progress", "1 while the node drains after a shutdown", m.draining);
+        registry.register("fleet_members", "Live members of the fleet, this node included", m.fleet_members);
+        registry.register(
+            "fleet_convergence_timeouts",
+            "Catalog changes announced because the fleet did not converge in time",
+            m.convergence_timeouts,
+        );
+        registry.register_collector(Box::new(RevisionCollector(catalogs.clone())));
         registry.register("bus_event_age_seconds", "Publish-to-router age of bus events", m.event_age);
         registry.register_collector(Box::new(BusCollector { counters: bus.counters(), connected }));
         let mut out = String::new();
         // Encoding into a String cannot fail.
         let _ = prometheus_client::encoding::text::encode(&mut out, &registry);
         out
+    }
+}
+
+/// `mcp_fleet_catalog_revision_info{scope, list, revision} 1`: which revision of each list
+/// this node serves, so an operator sees which replica serves what.
+#[derive(Debug)]
+struct RevisionCollector(std::collections::BTreeMap<String, CatalogRevisions>);
+
+impl Collector for RevisionCollector {
+    fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
+        let family = Family::<[(&'static str, String); 3], Gauge>::default();
+        for (scope, revisions) in &self.0 {
+            let lists = [
+                ("tools", &revisions.tools),
+                ("prompts", &revisions.prompts),
+                ("resources", &revisions.resources),
+                ("resourceTemplates", &revisions.resource_templates),
+            ];
+            for (list, revision) in lists {
+                let labels = [("scope", scope.clone()), ("list", list.to_owned()), ("revision", revision.clone())];
+                family.get_or_create(&labels).set(1);
+            }
+        }
+        let help = "The content revision of each catalog list this node serves (value 1)";
+        family.encode(encoder.encode_descriptor("catalog_revision_info", help, None, family.metric_type())?)
     }
 }
 

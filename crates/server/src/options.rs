@@ -9,6 +9,7 @@ use mcp_fleet_bus::ServerEventBus;
 
 use crate::auth::Authenticator;
 use crate::error::ServerError;
+use crate::fleet::CatalogNotifications;
 use crate::listen::ListenLimits;
 
 /// When a call's response is JSON or SSE (STRM-3).
@@ -54,6 +55,9 @@ pub struct HandlerOptions {
     pub(crate) http2_max_concurrent_streams: u32,
     pub(crate) request_read_timeout: Duration,
     pub(crate) dead_peer_timeout: Option<Duration>,
+    pub(crate) catalog_notifications: CatalogNotifications,
+    pub(crate) membership_ttl: Duration,
+    pub(crate) convergence_timeout: Duration,
 }
 
 impl Default for HandlerOptions {
@@ -77,6 +81,9 @@ impl Default for HandlerOptions {
             http2_max_concurrent_streams: 200,
             request_read_timeout: Duration::from_secs(30),
             dead_peer_timeout: Some(Duration::from_secs(60)),
+            catalog_notifications: CatalogNotifications::default(),
+            membership_ttl: Duration::from_secs(10),
+            convergence_timeout: Duration::from_secs(60),
         }
     }
 }
@@ -231,6 +238,28 @@ impl HandlerOptions {
         self
     }
 
+    /// How catalog changes reach listen streams (see [`crate::notify`]). Default
+    /// [`CatalogNotifications::FleetConverged`].
+    pub fn catalog_notifications(mut self, mode: CatalogNotifications) -> Self {
+        self.catalog_notifications = mode;
+        self
+    }
+
+    /// How long a node of the fleet may stay silent before the others count it gone (it
+    /// announces itself every fifth of it). Every node must use the same. Default 10 s.
+    pub fn membership_ttl(mut self, ttl: Duration) -> Self {
+        self.membership_ttl = ttl;
+        self
+    }
+
+    /// How long the fleet may disagree on a catalog revision before listen streams are told of
+    /// the change anyway (with a warning naming the laggards, and again once it agrees).
+    /// Default 60 s.
+    pub fn convergence_timeout(mut self, timeout: Duration) -> Self {
+        self.convergence_timeout = timeout;
+        self
+    }
+
     /// This node's id: the configured one, else `HOSTNAME-pid`.
     pub(crate) fn resolved_node_id(&self) -> String {
         self.node_id.clone().unwrap_or_else(|| {
@@ -256,6 +285,9 @@ impl HandlerOptions {
         }
         if self.shutdown_deadline.is_zero() || self.request_state_ttl.is_zero() {
             return invalid("shutdown_deadline and request_state_ttl must be positive");
+        }
+        if self.membership_ttl < Duration::from_millis(500) || self.convergence_timeout.is_zero() {
+            return invalid("membership_ttl must be at least 500 ms and convergence_timeout positive");
         }
         Ok(())
     }

@@ -1,6 +1,7 @@
-//! How catalog changes are announced, seen from the bus: one event per list touched (templates
-//! are resource-list changes), nothing for an edit that fails, one handler per server, and a
-//! scoped notifier that stays in its scope.
+//! How catalog changes are announced, seen from the bus (with immediate catalog notifications,
+//! which publish bus events): one event per list touched (templates are resource-list changes),
+//! nothing for an edit that fails, one handler per server, and a scoped notifier that stays in
+//! its scope.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -8,7 +9,12 @@ use std::time::Duration;
 use futures_util::StreamExt;
 use mcp_fleet_server::bus::{BusItem, BusStream, Change, EventKind, MemoryBus, ServerEventBus};
 use mcp_fleet_server::types::{CallToolResult, Resource, ResourceContents, ResourceTemplate, Tool};
-use mcp_fleet_server::{HandlerOptions, ListKind, McpServer, ServerError, create_mcp_handler};
+use mcp_fleet_server::{CatalogNotifications, HandlerOptions, ListKind, McpServer, ServerError, create_mcp_handler};
+
+/// Options whose catalog changes are bus events.
+fn immediate() -> HandlerOptions {
+    HandlerOptions::default().catalog_notifications(CatalogNotifications::Immediate)
+}
 
 /// The kinds of the events on `stream` until it stays quiet for a moment.
 async fn kinds_until_quiet(stream: &mut BusStream) -> Vec<EventKind> {
@@ -34,7 +40,7 @@ async fn a_batch_touching_resources_tools_and_templates_announces_each_notificat
     let bus = MemoryBus::new();
     let mut events = bus.subscribe().await.unwrap();
     let server = McpServer::builder("s", "1").build();
-    let _handler = create_mcp_handler(server.clone(), HandlerOptions::default().bus(Arc::new(bus))).await.unwrap();
+    let _handler = create_mcp_handler(server.clone(), immediate().bus(Arc::new(bus))).await.unwrap();
     server
         .batch(|edit| {
             edit.add_resource(resource("a://1"), read);
@@ -59,7 +65,7 @@ async fn an_edit_that_fails_changes_and_announces_nothing() {
     let bus = MemoryBus::new();
     let mut events = bus.subscribe().await.unwrap();
     let server = McpServer::builder("s", "1").build();
-    let _handler = create_mcp_handler(server.clone(), HandlerOptions::default().bus(Arc::new(bus))).await.unwrap();
+    let _handler = create_mcp_handler(server.clone(), immediate().bus(Arc::new(bus))).await.unwrap();
     let failed = server
         .batch(|edit| {
             edit.add_resource(resource("a://kept-out"), read);

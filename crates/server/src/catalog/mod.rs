@@ -26,4 +26,4 @@ pub use handles::EntryHandle;
 pub use server::McpServer;
 
 pub(crate) use handler::run_guarded;
-pub(crate) use server::Catalog;
+pub(crate) use server::{Catalog, WeakServer};

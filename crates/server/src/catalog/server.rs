@@ -61,6 +61,17 @@ pub struct McpServer {
     pub(super) inner: Arc<Inner>,
 }
 
+/// A weak reference to an [`McpServer`].
+#[derive(Clone)]
+pub(crate) struct WeakServer(std::sync::Weak<Inner>);
+
+impl WeakServer {
+    /// The server, if it is still alive.
+    pub(crate) fn upgrade(&self) -> Option<McpServer> {
+        self.0.upgrade().map(|inner| McpServer { inner })
+    }
+}
+
 pub(super) struct Inner {
     pub(super) info: Arc<Value>,
     pub(super) instructions: Option<String>,
@@ -83,6 +94,7 @@ impl McpServer {
     pub fn publish_changes_to(&self, notifier: Notifier) -> Result<(), ServerError> {
         let attached = self.inner.notifier.get_or_init(|| notifier.clone());
         if attached.is_same_handler(&notifier) {
+            notifier.register_catalog(self);
             Ok(())
         } else {
             Err(ServerError::Options(
@@ -205,6 +217,18 @@ impl McpServer {
         };
         self.announce(&touched);
         Ok(value)
+    }
+
+    /// A reference that does not keep the server alive (the handler's registry of catalogs
+    /// holds these, so a server and its notifier do not keep each other forever).
+    pub(crate) fn downgrade(&self) -> WeakServer {
+        WeakServer(Arc::downgrade(&self.inner))
+    }
+
+    /// The content revision of each list, indexed like [`ListKind::ALL`].
+    pub(crate) fn revisions(&self) -> [u64; 4] {
+        let catalog = self.snapshot();
+        ListKind::ALL.map(|kind| catalog.list(kind).1)
     }
 
     /// The current catalog.

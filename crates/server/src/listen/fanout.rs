@@ -58,6 +58,13 @@ impl Fanout {
         }
     }
 
+    /// Tell this node's streams that a catalog list changed: the fleet now serves `revision`
+    /// (`converged`), or it did not agree in time and this is the majority's.
+    pub(crate) fn deliver_catalog(&self, event: &EventEnvelope, revision: u64, converged: bool) {
+        let meta = json!({"revision": format!("{revision:016x}"), "converged": converged, "publishedAtMs": event.published_at_ms});
+        self.router.deliver(event, &meta);
+    }
+
     /// Events may have been missed: invalidate every stream conservatively.
     pub(crate) fn gap(&self, reason: &GapReason) {
         tracing::warn!(?reason, "event bus gap: invalidating every listen stream");

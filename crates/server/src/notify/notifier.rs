@@ -10,7 +10,9 @@ use mcp_fleet_protocol::ListKind;
 use tracing::Instrument;
 
 use super::outbox::Outbox;
+use crate::catalog::McpServer;
 use crate::error::ServerError;
+use crate::fleet::{CatalogNotifications, FleetWatch};
 use crate::listen::Fanout;
 use crate::metrics::Metrics;
 use crate::trace;
@@ -39,6 +41,7 @@ pub(crate) struct NotifierCore {
     pub(crate) metrics: Metrics,
     pub(crate) fanout: Arc<Fanout>,
     pub(crate) outbox: Arc<Outbox>,
+    pub(crate) fleet: Arc<FleetWatch>,
 }
 
 impl Notifier {
@@ -91,9 +94,20 @@ impl Notifier {
         self.publish(Change { scope: self.scope.clone(), kind, uri }).await
     }
 
-    /// A catalog-driven change of `list`: delivered to this node's streams now, published on
-    /// the bus by the outbox (retried until the bus accepts it).
+    /// Serve `server` as this notifier's scope's catalog in the fleet's membership.
+    pub(crate) fn register_catalog(&self, server: &McpServer) {
+        self.core.fleet.register(self.scope.as_deref(), server);
+    }
+
+    /// A catalog-driven change of `list`. With [`CatalogNotifications::FleetConverged`] the
+    /// fleet's membership announces the new revision and its convergence notifies; with
+    /// [`CatalogNotifications::Immediate`] this node's streams hear it now and the outbox
+    /// publishes it (retried until the bus accepts it).
     pub(crate) fn announce(&self, list: ListKind) {
+        if self.core.fleet.mode() == CatalogNotifications::FleetConverged {
+            self.core.fleet.catalog_changed();
+            return;
+        }
         let change = Change { scope: self.scope.clone(), kind: list_event(list), uri: None };
         let mut event = EventEnvelope::new(change, self.core.bus.node_id());
         let span = trace::publish_span(&event);
@@ -123,7 +137,7 @@ impl Notifier {
 }
 
 /// The bus event announcing a change of `list` (templates are announced as resource lists).
-fn list_event(list: ListKind) -> EventKind {
+pub(crate) fn list_event(list: ListKind) -> EventKind {
     match list.announced_as() {
         ListKind::Tools => EventKind::ToolsListChanged,
         ListKind::Prompts => EventKind::PromptsListChanged,

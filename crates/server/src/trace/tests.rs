@@ -226,7 +226,10 @@ async fn a_catalog_change_carries_its_context_onto_the_bus() {
     let bus = std::sync::Arc::new(mcp_fleet_bus::MemoryBus::new());
     let mut raw = mcp_fleet_bus::ServerEventBus::subscribe(bus.as_ref()).await.expect("subscribe");
     let server = McpServer::builder("unit", "0.1.0").build();
-    let h = create_mcp_handler(server.clone(), HandlerOptions::default().bus(bus)).await.expect("handler");
+    // Immediate mode publishes catalog changes on the bus (the fleet-converged default
+    // announces revisions instead; each node then notifies its own streams).
+    let options = HandlerOptions::default().bus(bus).catalog_notifications(crate::CatalogNotifications::Immediate);
+    let h = create_mcp_handler(server.clone(), options).await.expect("handler");
     tracing::info_span!(target: crate::trace::TARGET, "deploy").in_scope(|| {
         server.tool(Tool::new("late", "Registered later"), |_c| async { Ok(CallToolResult::text("late")) });
     });
