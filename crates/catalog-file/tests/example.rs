@@ -56,3 +56,33 @@ async fn the_example_answers() {
         rpc(&h, "prompts/get", Some("summarize"), json!({"name": "summarize", "arguments": {"topic": "MCP"}})).await;
     assert_eq!(prompt["result"]["messages"][0]["content"]["text"], "Summarize MCP. Keep it .");
 }
+
+/// The TOML block under `marker` in a YAML file (a literal block scalar `|`, indented).
+fn yaml_block(path: &str, marker: &str) -> String {
+    let full = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..").join(path);
+    let yaml = std::fs::read_to_string(&full).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let mut lines = yaml.lines().skip_while(|l| l.trim() != marker).skip(1).peekable();
+    let indent = lines.peek().map(|l| l.len() - l.trim_start().len()).expect("a block under the marker");
+    lines
+        .take_while(|l| l.trim().is_empty() || l.len() - l.trim_start().len() >= indent)
+        .map(|l| l.get(indent..).unwrap_or(""))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn the_catalogs_shipped_in_the_manifests_and_the_chart_are_valid() {
+    for (path, marker) in [
+        ("deploy/kubernetes/catalog/catalog-configmap.yaml", "catalog.toml: |"),
+        ("helm/mcp-fleet/ci/catalog-configmap-values.yaml", "content: |"),
+        ("deploy/local/catalog.toml", ""),
+    ] {
+        let text = if marker.is_empty() {
+            std::fs::read_to_string(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..").join(path)).unwrap()
+        } else {
+            yaml_block(path, marker)
+        };
+        let catalog = Catalog::parse(&text, Format::Toml, path.as_ref()).unwrap_or_else(|e| panic!("{e}"));
+        assert!(catalog.tools().count() >= 1, "{path} declares a tool");
+    }
+}

@@ -5,6 +5,7 @@
 //! | `GET /livez` (`/healthz`) | the process answers: no dependency, so a bus blip never restarts a pod | open |
 //! | `GET /readyz` | serving, not draining, bus consumer not down past the grace period | open |
 //! | `GET /metrics` | OpenMetrics | open |
+//! | `GET /admin/fleet` | the fleet as this node sees it: members, their catalog revisions, last seen, open streams; per list whether the fleet converged | open (read only) |
 //! | `POST /admin/notify` | publish a change event | bearer token |
 //!
 //! It serves from the first moment of the process (before the bus is connected), answering
@@ -19,6 +20,7 @@ use bytes::Bytes;
 use http::{Method, Request, Response, StatusCode, header};
 use http_body_util::{BodyExt, Full, Limited};
 use hyper::body::Incoming;
+use mcp_fleet_catalog_file::ReloadStats;
 use mcp_fleet_server::McpHandler;
 use mcp_fleet_server::bus::{Change, EventKind};
 use serde::Deserialize;
@@ -27,6 +29,7 @@ use subtle::ConstantTimeEq;
 use tokio::net::TcpListener;
 use tracing::Instrument;
 
+use crate::catalog;
 use crate::state::NodeState;
 
 /// Largest admin request body.
@@ -38,6 +41,8 @@ pub(crate) struct Admin {
     pub(crate) state: NodeState,
     /// Bearer token for `POST /admin/*`; `None` accepts any caller.
     pub(crate) token: Option<Arc<str>>,
+    /// The catalog file's reload counters (with `--catalog`), exported with the metrics.
+    pub(crate) catalog_stats: Option<Arc<ReloadStats>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -69,6 +74,7 @@ impl Admin {
             }
             (&Method::GET, "/readyz") => self.readyz(),
             (&Method::GET, "/metrics") => self.metrics(),
+            (&Method::GET, "/admin/fleet") => self.fleet(),
             (&Method::POST, path) if path.starts_with("/admin/") => match self.authorize(req.headers()) {
                 Err(refused) => *refused,
                 Ok(()) => self.operation(req).await,
@@ -85,13 +91,27 @@ impl Admin {
     fn metrics(&self) -> Response<Full<Bytes>> {
         match self.state.handler() {
             Some(handler) => {
-                reply(StatusCode::OK, "application/openmetrics-text; version=1.0.0", handler.metrics_text())
+                let mut text = handler.metrics_text();
+                if let Some(stats) = &self.catalog_stats {
+                    text = catalog::splice_metrics(text, &catalog::metrics_text(stats));
+                }
+                reply(StatusCode::OK, "application/openmetrics-text; version=1.0.0", text)
             }
             None => reply(
                 StatusCode::SERVICE_UNAVAILABLE,
                 "text/plain",
                 "starting: the event bus is not connected yet".into(),
             ),
+        }
+    }
+
+    fn fleet(&self) -> Response<Full<Bytes>> {
+        match self.state.handler() {
+            Some(handler) => match serde_json::to_string(&handler.fleet()) {
+                Ok(body) => reply(StatusCode::OK, "application/json", body),
+                Err(e) => error(StatusCode::INTERNAL_SERVER_ERROR, &format!("could not encode the fleet: {e}")),
+            },
+            None => error(StatusCode::SERVICE_UNAVAILABLE, "starting: the event bus is not connected yet"),
         }
     }
 
@@ -189,7 +209,7 @@ mod tests {
     use mcp_fleet_server::{HandlerOptions, McpServer, create_mcp_handler};
 
     fn admin(token: Option<&str>) -> Admin {
-        Admin { state: NodeState::default(), token: token.map(Arc::from) }
+        Admin { state: NodeState::default(), token: token.map(Arc::from), catalog_stats: None }
     }
 
     fn request(method: Method, path: &str, auth: Option<&str>, body: &str) -> Request<Full<Bytes>> {

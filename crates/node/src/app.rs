@@ -1,6 +1,7 @@
-//! The node's life: raise the file limit → bind both ports (so probes answer at once) → serve
-//! the admin endpoint → connect the bus, retrying → build the handler (now ready) → serve MCP
-//! → wait for SIGTERM/Ctrl-C → drain both ports within the deadline.
+//! The node's life: raise the file limit → load the catalog (an invalid file is fatal) → bind
+//! both ports (so probes answer at once) → serve the admin endpoint → connect the bus, retrying
+//! → build the handler (now ready) and follow the catalog file → serve MCP → wait for
+//! SIGTERM/Ctrl-C → drain both ports within the deadline.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -9,14 +10,16 @@ use mcp_fleet_server::{HandlerOptions, create_mcp_handler};
 use tokio::net::TcpListener;
 
 use crate::admin::Admin;
+use crate::catalog::NodeCatalog;
 use crate::config::Config;
+use crate::nofile;
 use crate::state::NodeState;
-use crate::{demo, nofile};
 
 /// Run the node until `stop` resolves.
 pub(crate) async fn run(config: Config, stop: impl Future<Output = ()>) -> Result<(), Box<dyn std::error::Error>> {
     nofile::report(nofile::raise(), config.max_streams);
     let token = config.admin_token()?;
+    let catalog = NodeCatalog::load(&config).await?;
     let listener = TcpListener::bind(config.listen).await?;
     let state = NodeState::default();
     let (stop_admin, admin_stopped) = tokio::sync::oneshot::channel::<()>();
@@ -30,7 +33,7 @@ pub(crate) async fn run(config: Config, stop: impl Future<Output = ()>) -> Resul
                 );
             }
             tracing::info!(addr = %admin_listener.local_addr()?, "serving the admin endpoint (probes answer from now on)");
-            let admin = Admin { state: state.clone(), token: token.map(Arc::from) };
+            let admin = Admin { state: state.clone(), token: token.map(Arc::from), catalog_stats: catalog.stats() };
             let stopped = async move {
                 let _ = admin_stopped.await;
             };
@@ -41,8 +44,9 @@ pub(crate) async fn run(config: Config, stop: impl Future<Output = ()>) -> Resul
     let node_id = config.node_id();
     let patience = Duration::from_secs(config.bus_connect_secs);
     let bus = mcp_fleet_bus_connect::connect_patiently(&config.bus, &node_id, patience).await?;
-    let handler = create_mcp_handler(demo::demo_server(), options(&config, node_id).bus(bus)).await?;
+    let handler = create_mcp_handler(catalog.server(), options(&config, node_id).bus(bus)).await?;
     state.set_handler(handler.clone());
+    let following = catalog.follow()?;
     tracing::info!(addr = %listener.local_addr()?, bus = %config.bus, "serving MCP at /mcp");
     let serving = tokio::spawn({
         let handler = handler.clone();
@@ -50,6 +54,7 @@ pub(crate) async fn run(config: Config, stop: impl Future<Output = ()>) -> Resul
     });
     stop.await;
     tracing::info!("shutting down: closing listen streams and draining connections");
+    drop(following);
     handler.shutdown().await;
     let _ = stop_admin.send(());
     serving.await??;
@@ -67,7 +72,10 @@ fn options(config: &Config, node_id: String) -> HandlerOptions {
         .keepalive(config.keepalive())
         .max_stream_lifetime(config.max_stream_lifetime())
         .shutdown_deadline(Duration::from_secs(config.shutdown_secs))
-        .bus_down_grace(Duration::from_secs(config.ready_bus_grace_secs));
+        .bus_down_grace(Duration::from_secs(config.ready_bus_grace_secs))
+        .catalog_notifications(config.catalog_notifications())
+        .membership_ttl(Duration::from_secs(config.membership_ttl_secs))
+        .convergence_timeout(Duration::from_secs(config.convergence_timeout_secs));
     if config.allowed_origins.iter().any(|o| o == "*") {
         options.allow_any_origin()
     } else {

@@ -1,9 +1,11 @@
 //! Command-line and environment configuration of the node (`MCP_FLEET_*` variables).
 
 use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::Parser;
+use mcp_fleet_server::CatalogNotifications;
 
 /// One replica of an mcp-fleet MCP server.
 #[derive(Debug, Clone, Parser)]
@@ -28,7 +30,7 @@ pub(crate) struct Config {
     /// File holding the admin token (a mounted Secret); read at start, surrounding whitespace
     /// ignored.
     #[arg(long, env = "MCP_FLEET_ADMIN_TOKEN_FILE")]
-    pub(crate) admin_token_file: Option<std::path::PathBuf>,
+    pub(crate) admin_token_file: Option<PathBuf>,
 
     /// How long the bus consumer may be down before /readyz fails and the node closes its
     /// listen streams (clients reconnect to a ready replica), in seconds. A shorter blip drains
@@ -90,6 +92,44 @@ pub(crate) struct Config {
     /// OTEL_EXPORTER_OTLP_HEADERS, OTEL_EXPORTER_OTLP_TIMEOUT, OTEL_TRACES_SAMPLER, OTEL_BSP_*.
     #[arg(long, env = "MCP_FLEET_OTLP_ENDPOINT")]
     pub(crate) otlp_endpoint: Option<String>,
+
+    /// Serve the tools, prompts and resources of this catalog file (TOML, or JSON by its
+    /// `.json` extension; see deploy/catalog.example.toml) instead of the demo catalog. An
+    /// invalid file at start is fatal; later it is reloaded on change (ConfigMap mounts
+    /// included), every --catalog-poll-secs and on SIGHUP, and an invalid version is logged
+    /// and counted while the previous catalog keeps serving.
+    #[arg(long, env = "MCP_FLEET_CATALOG")]
+    pub(crate) catalog: Option<PathBuf>,
+
+    /// Re-read the catalog file this often even without a file event, in seconds (0: only on
+    /// events and SIGHUP).
+    #[arg(long, env = "MCP_FLEET_CATALOG_POLL_SECS", default_value_t = 10)]
+    pub(crate) catalog_poll_secs: u64,
+
+    /// When listen streams hear of a catalog change: `fleet` — once, when every live replica
+    /// serves the new revision (or after --convergence-timeout-secs); `immediate` — at once,
+    /// from each replica that changes.
+    #[arg(long, env = "MCP_FLEET_CATALOG_NOTIFICATIONS", value_enum, default_value_t = NotifyMode::Fleet)]
+    pub(crate) catalog_notifications: NotifyMode,
+
+    /// A replica silent on the bus for this long has left the fleet, in seconds (it announces
+    /// itself every fifth of it). Every replica must use the same value.
+    #[arg(long, env = "MCP_FLEET_MEMBERSHIP_TTL_SECS", default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) membership_ttl_secs: u64,
+
+    /// How long the fleet may disagree on a catalog revision before listen streams are told
+    /// anyway (a warning names the laggards; streams hear again once it agrees), in seconds.
+    #[arg(long, env = "MCP_FLEET_CONVERGENCE_TIMEOUT_SECS", default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) convergence_timeout_secs: u64,
+}
+
+/// `--catalog-notifications`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum NotifyMode {
+    /// Once the fleet converged.
+    Fleet,
+    /// At once.
+    Immediate,
 }
 
 impl Config {
@@ -116,6 +156,17 @@ impl Config {
 
     pub(crate) fn keepalive(&self) -> Duration {
         Duration::from_secs(self.keepalive_secs)
+    }
+
+    pub(crate) fn catalog_poll(&self) -> Option<Duration> {
+        (self.catalog_poll_secs > 0).then(|| Duration::from_secs(self.catalog_poll_secs))
+    }
+
+    pub(crate) fn catalog_notifications(&self) -> CatalogNotifications {
+        match self.catalog_notifications {
+            NotifyMode::Fleet => CatalogNotifications::FleetConverged,
+            NotifyMode::Immediate => CatalogNotifications::Immediate,
+        }
     }
 
     pub(crate) fn max_stream_lifetime(&self) -> Option<Duration> {

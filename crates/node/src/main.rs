@@ -4,6 +4,7 @@
 
 mod admin;
 mod app;
+mod catalog;
 mod config;
 mod demo;
 mod nofile;

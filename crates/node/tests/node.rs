@@ -2,94 +2,17 @@
 //! connects, blinks or is gone; streams up to `--max-streams` under a low soft file limit; and a
 //! SIGTERM that ends the process within the drain deadline even when a client stopped reading.
 
-use std::net::SocketAddr;
-use std::process::{Child, Command, Stdio};
+mod common;
+
 use std::time::Duration;
+
+use common::{Node, free_addr};
 
 use mcp_fleet_tests::cluster::{Broker, broker_or_skip, unique_name};
 use mcp_fleet_tests::proxy::CuttableProxy;
 use mcp_fleet_tests::{McpClient, eventually};
 use serde_json::json;
 use tokio::time::Instant;
-
-/// A running `mcp-fleet` process, killed on drop.
-struct Node {
-    child: Child,
-    mcp: SocketAddr,
-    admin: SocketAddr,
-}
-
-impl Node {
-    /// Start the binary with `args` (plus free MCP and admin ports), optionally through
-    /// `prlimit` with a soft open-file limit.
-    fn start(args: &[&str], soft_nofile: Option<u64>) -> Node {
-        let (mcp, admin) = (free_addr(), free_addr());
-        let binary = env!("CARGO_BIN_EXE_mcp-fleet");
-        let mut command = match soft_nofile {
-            Some(soft) => {
-                let mut c = Command::new("prlimit");
-                c.arg(format!("--nofile={soft}:")).arg(binary);
-                c
-            }
-            None => Command::new(binary),
-        };
-        command
-            .args(["--listen", &mcp.to_string(), "--admin-listen", &admin.to_string()])
-            .args(args)
-            .env("RUST_LOG", "warn")
-            .stdout(Stdio::null())
-            .stderr(Stdio::inherit());
-        Node { child: command.spawn().expect("start mcp-fleet"), mcp, admin }
-    }
-
-    fn url(&self) -> String {
-        format!("http://{}/mcp", self.mcp)
-    }
-
-    /// The status of `GET <path>` on the admin port (`None` while it does not answer).
-    async fn probe(&self, path: &str) -> Option<u16> {
-        let stream = tokio::time::timeout(Duration::from_secs(1), tokio::net::TcpStream::connect(self.admin))
-            .await
-            .ok()?
-            .ok()?;
-        let (mut sender, conn) =
-            hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(stream)).await.ok()?;
-        tokio::spawn(conn);
-        let req =
-            http::Request::get(path).header("host", "admin").body(http_body_util::Empty::<bytes::Bytes>::new()).ok()?;
-        let resp = tokio::time::timeout(Duration::from_secs(1), sender.send_request(req)).await.ok()?.ok()?;
-        Some(resp.status().as_u16())
-    }
-
-    /// Send SIGTERM.
-    fn terminate(&self) {
-        let status = Command::new("kill").arg("-TERM").arg(self.child.id().to_string()).status().expect("kill");
-        assert!(status.success());
-    }
-
-    /// Wait (up to `within`) for the process to exit; its exit code.
-    async fn exited(&mut self, within: Duration) -> Option<i32> {
-        let deadline = Instant::now() + within;
-        while Instant::now() < deadline {
-            if let Some(status) = self.child.try_wait().expect("wait") {
-                return status.code();
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-        None
-    }
-}
-
-impl Drop for Node {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn free_addr() -> SocketAddr {
-    std::net::TcpListener::bind("127.0.0.1:0").expect("bind").local_addr().expect("addr")
-}
 
 #[tokio::test]
 async fn both_ports_answer_while_the_bus_connect_is_retried_and_readiness_waits_for_it() {

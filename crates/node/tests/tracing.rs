@@ -7,25 +7,26 @@
 //! types the exporter itself encodes with: the test checks the wire format operators get by
 //! default, and reads ids as bytes rather than through JSON's hex-string mapping.
 
+mod common;
+
 use std::collections::HashMap;
 use std::net::SocketAddr;
-use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use bytes::Bytes;
+use common::Node;
 use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
 use hyper_util::rt::TokioIo;
+use mcp_fleet_tests::McpClient;
 use mcp_fleet_tests::cluster::{Broker, broker_or_skip, unique_name};
-use mcp_fleet_tests::{McpClient, eventually};
 use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
 use opentelemetry_proto::tonic::common::v1::{KeyValue, any_value};
 use opentelemetry_proto::tonic::trace::v1::Span;
 use prost::Message;
 use serde_json::json;
 use tokio::net::TcpListener;
-use tokio::time::Instant;
 
 /// One exported span with its resource's string attributes.
 #[derive(Clone)]
@@ -108,62 +109,6 @@ fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// A running `mcp-fleet`, killed on drop.
-struct Node {
-    child: Child,
-    mcp: SocketAddr,
-    admin: SocketAddr,
-}
-
-impl Node {
-    fn start(node_id: &str, bus: &str, otlp_endpoint: &str) -> Node {
-        let (mcp, admin) = (free_addr(), free_addr());
-        let child = Command::new(env!("CARGO_BIN_EXE_mcp-fleet"))
-            .args(["--listen", &mcp.to_string(), "--admin-listen", &admin.to_string()])
-            .args(["--bus", bus, "--node-id", node_id, "--otlp-endpoint", otlp_endpoint, "--shutdown-secs", "5"])
-            .env("RUST_LOG", "warn")
-            .env_remove("OTEL_SERVICE_NAME")
-            .env_remove("OTEL_RESOURCE_ATTRIBUTES")
-            .env_remove("OTEL_EXPORTER_OTLP_PROTOCOL")
-            .env_remove("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL")
-            .stdout(Stdio::null())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("start mcp-fleet");
-        Node { child, mcp, admin }
-    }
-
-    async fn ready(&self) -> bool {
-        admin_request(self.admin, http::Request::get("/readyz").body(Full::default()).expect("request")).await
-            == Some(200)
-    }
-
-    /// SIGTERM, then the exit code (within 15 s): a clean exit has flushed its spans.
-    async fn terminate(&mut self) -> Option<i32> {
-        let status = Command::new("kill").arg("-TERM").arg(self.child.id().to_string()).status().expect("kill");
-        assert!(status.success());
-        let deadline = Instant::now() + Duration::from_secs(15);
-        while Instant::now() < deadline {
-            if let Some(status) = self.child.try_wait().expect("wait") {
-                return status.code();
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-        None
-    }
-}
-
-impl Drop for Node {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn free_addr() -> SocketAddr {
-    std::net::TcpListener::bind("127.0.0.1:0").expect("bind").local_addr().expect("addr")
-}
-
 /// Send `req` to an admin port; its status (`None` while the port does not answer).
 async fn admin_request(admin: SocketAddr, mut req: http::Request<Full<Bytes>>) -> Option<u16> {
     let stream =
@@ -182,9 +127,10 @@ async fn a_publish_on_one_node_is_linked_to_the_delivery_it_caused_on_another() 
     let bus = format!("redis://{redis}/0?stream=mcp-fleet-test:otel-{}", unique_name());
     let (collector, endpoint) = Collector::start().await;
     let (a_id, b_id) = (format!("node-a-{}", unique_name()), format!("node-b-{}", unique_name()));
-    let mut a = Node::start(&a_id, &bus, &endpoint);
-    let mut b = Node::start(&b_id, &bus, &endpoint);
-    eventually("both nodes are ready", Duration::from_secs(20), async || a.ready().await && b.ready().await).await;
+    let node = |id: &str| Node::start(&["--bus", &bus, "--node-id", id, "--otlp-endpoint", &endpoint], None);
+    let (mut a, mut b) = (node(&a_id), node(&b_id));
+    a.ready().await;
+    b.ready().await;
 
     let mut stream =
         McpClient::new(format!("http://{}/mcp", b.mcp)).listen(json!("l"), json!({"toolsListChanged": true})).await;
@@ -206,8 +152,11 @@ async fn a_publish_on_one_node_is_linked_to_the_delivery_it_caused_on_another() 
     assert_eq!(notification["method"], "notifications/tools/list_changed");
     drop(stream);
 
-    assert_eq!(a.terminate().await, Some(0), "node A exits cleanly");
-    assert_eq!(b.terminate().await, Some(0), "node B exits cleanly");
+    // A clean exit has flushed its spans.
+    for (name, node) in [("A", &mut a), ("B", &mut b)] {
+        node.terminate();
+        assert_eq!(node.exited(Duration::from_secs(15)).await, Some(0), "node {name} exits cleanly");
+    }
 
     let admin = collector.span(&a_id, "POST /admin/notify").span;
     assert_eq!(

@@ -27,6 +27,8 @@ pub struct FleetMember {
     pub catalogs: std::collections::BTreeMap<String, CatalogRevisions>,
     /// Its open listen streams, as it last announced.
     pub open_streams: usize,
+    /// Milliseconds since its last announcement reached the bus (as read at the last poll).
+    pub last_seen_ms_ago: u64,
     /// Milliseconds until its announcement expires (it heartbeats well before).
     pub expires_in_ms: u64,
     /// Whether it is this node.

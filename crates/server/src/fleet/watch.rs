@@ -257,12 +257,17 @@ impl FleetWatch {
             .members
             .iter()
             .filter(|(_, seen)| seen.expires_at > now)
-            .map(|(node, seen)| FleetMember {
-                node_id: node.clone(),
-                catalogs: seen.record.catalogs.clone(),
-                open_streams: seen.record.streams,
-                expires_in_ms: seen.expires_at.saturating_duration_since(now).as_millis() as u64,
-                is_self: *node == self.node_id,
+            .map(|(node, seen)| {
+                let expires_in = seen.expires_at.saturating_duration_since(now);
+                FleetMember {
+                    node_id: node.clone(),
+                    catalogs: seen.record.catalogs.clone(),
+                    open_streams: seen.record.streams,
+                    // Its announcement was made a TTL before it expires.
+                    last_seen_ms_ago: millis(self.timing.ttl.saturating_sub(expires_in)),
+                    expires_in_ms: millis(expires_in),
+                    is_self: *node == self.node_id,
+                }
             })
             .collect();
         members.sort_by(|a, b| a.node_id.cmp(&b.node_id));
@@ -313,4 +318,8 @@ fn view_of(
 
 fn live_count(members: &HashMap<String, Seen>, own_node: &str) -> usize {
     members.keys().filter(|node| node.as_str() != own_node).count() + 1
+}
+
+fn millis(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }
