@@ -53,10 +53,19 @@ struct CatalogFleet {
 }
 
 impl CatalogFleet {
-    /// `count` nodes serving [`V1`], ready and agreeing; `None` without Redis.
+    /// `count` nodes on Redis serving [`V1`], ready and agreeing; `None` without Redis.
     async fn start(count: usize, extra: &[&str]) -> Option<CatalogFleet> {
-        let url = broker_or_skip(Broker::Redis).await?;
-        let bus = format!("{url}/0?stream=mcp-fleet-test:{}", unique_name());
+        CatalogFleet::start_on(Broker::Redis, count, extra).await
+    }
+
+    /// The same on `broker`.
+    async fn start_on(broker: Broker, count: usize, extra: &[&str]) -> Option<CatalogFleet> {
+        let url = broker_or_skip(broker).await?;
+        let unique = unique_name().replace('-', "_");
+        let bus = match broker {
+            Broker::Redis => format!("{url}/0?stream=mcp-fleet-test:{unique}"),
+            Broker::Nats => format!("{url}?stream=MCP_FLEET_TEST_{unique}&prefix=mcp-fleet-test.{unique}"),
+        };
         let mut fleet = CatalogFleet { dir: TempDir::new("catalog-fleet"), bus, nodes: Vec::new() };
         for _ in 0..count {
             fleet.add_node(V1, extra).await;
@@ -260,6 +269,16 @@ async fn exactly(streams: &[Heard], n: usize, within: Duration, quiet: Duration)
 #[tokio::test]
 async fn an_edit_reaching_three_nodes_a_second_apart_is_announced_once_after_the_third() {
     let Some(fleet) = CatalogFleet::start(3, &[]).await else { return };
+    edits_a_second_apart(fleet).await;
+}
+
+#[tokio::test]
+async fn on_nats_an_edit_reaching_three_nodes_a_second_apart_is_announced_once_after_the_third() {
+    let Some(fleet) = CatalogFleet::start_on(Broker::Nats, 3, &[]).await else { return };
+    edits_a_second_apart(fleet).await;
+}
+
+async fn edits_a_second_apart(fleet: CatalogFleet) {
     let lb = LoadBalancer::start([fleet.node(0), fleet.node(1), fleet.node(2)], fleet.dir.path()).await;
     let mut streams = Vec::new();
     for i in 0..3 {
