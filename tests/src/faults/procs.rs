@@ -357,7 +357,32 @@ impl NatsCluster {
             .collect();
         let cluster = NatsCluster { servers };
         await_jetstream(&cluster.servers[0].url()).await;
+        cluster.await_placement().await;
         cluster
+    }
+
+    /// Wait until a three-replica stream can be placed: a meta leader alone is not enough, the
+    /// other servers must have joined it, or creating an R3 stream fails with "no suitable
+    /// peers for placement".
+    async fn await_placement(&self) {
+        let url = self.servers[0].url();
+        let url = url.as_str();
+        eventually("an R3 stream can be placed", WAIT * 3, || async move {
+            let connect = tokio::time::timeout(Duration::from_secs(1), async_nats::connect(url));
+            let Ok(Ok(client)) = connect.await else { return false };
+            let js = async_nats::jetstream::new(client);
+            let config = async_nats::jetstream::stream::Config {
+                name: "MCP_FLEET_PLACEMENT_PROBE".into(),
+                subjects: vec!["mcp-fleet-placement-probe".into()],
+                num_replicas: 3,
+                ..Default::default()
+            };
+            match tokio::time::timeout(Duration::from_secs(2), js.create_stream(config)).await {
+                Ok(Ok(_)) => js.delete_stream("MCP_FLEET_PLACEMENT_PROBE").await.is_ok(),
+                _ => false,
+            }
+        })
+        .await;
     }
 
     /// Every server, comma-separated: `nats://127.0.0.1:<p0>,127.0.0.1:<p1>,127.0.0.1:<p2>`.
