@@ -11,6 +11,8 @@ use std::sync::Arc;
 use mcp_fleet_bus::{MemoryBus, ServerEventBus};
 use tokio::sync::watch;
 
+use crate::auth::PrincipalLimits;
+use crate::auth::challenge::resource_metadata_base;
 use crate::error::ServerError;
 use crate::factory::ServerFactory;
 use crate::fleet::{FleetStatus, FleetTiming, FleetWatch};
@@ -32,6 +34,11 @@ pub(crate) struct HandlerShared {
     pub(crate) health: Arc<BusHealth>,
     pub(crate) metrics: Metrics,
     pub(crate) state_codec: Option<StateCodec>,
+    /// Per-principal request rate and open-stream allowance.
+    pub(crate) limits: PrincipalLimits,
+    /// `Bearer resource_metadata="…"`, the prefix of this endpoint's challenges, when it is a
+    /// protected resource.
+    pub(crate) challenge_base: Option<String>,
     /// Flips to `true` once on shutdown; serve loops and background tasks watch it (and stop
     /// as well when it is dropped with the last handler clone).
     pub(crate) shutdown: watch::Sender<bool>,
@@ -93,6 +100,8 @@ pub async fn create_mcp_handler(
     let events = bus.subscribe().await?;
     factory.attach(&notifier)?;
     let health = Arc::new(BusHealth::new(options.bus_down_grace));
+    let limits = PrincipalLimits::new(options.max_streams_per_principal, options.rate_per_principal);
+    let challenge_base = options.protected_resource.as_ref().map(|m| resource_metadata_base(&m.metadata_url()));
     let shared = Arc::new(HandlerShared {
         factory: Box::new(factory),
         options,
@@ -103,6 +112,8 @@ pub async fn create_mcp_handler(
         health: health.clone(),
         metrics: metrics.clone(),
         state_codec,
+        limits,
+        challenge_base,
         shutdown: watch::channel(false).0,
         serving: watch::channel(0).0,
     });
@@ -146,6 +157,15 @@ impl McpHandler {
     /// Metrics as OpenMetrics text.
     pub fn metrics_text(&self) -> String {
         let connected = self.shared.health.state().connected;
-        self.shared.metrics.encode(&self.shared.bus, connected, &self.shared.fleet.own_catalogs())
+        self.shared.metrics.encode(&self.shared.bus, connected, &self.shared.fleet.own_catalogs(), self.jwks_fetches())
+    }
+
+    /// JWKS fetches of the bearer authenticator, if one is configured.
+    fn jwks_fetches(&self) -> Option<u64> {
+        #[cfg(feature = "oauth")]
+        if let Some(bearer) = &self.shared.options.bearer {
+            return Some(bearer.jwks_fetches());
+        }
+        None
     }
 }

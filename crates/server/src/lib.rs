@@ -71,14 +71,9 @@ pub use auth::BearerConfigError;
 pub use auth::JwksError;
 #[cfg(feature = "oauth")]
 pub use auth::JwsAlgorithm;
-pub use auth::LimitCounters;
-pub use auth::LimitReached;
 pub use auth::MetadataError;
-pub use auth::PrincipalLimits;
 pub use auth::ProtectedResourceMetadata;
 pub use auth::Rate;
-pub use auth::RetryAfter;
-pub use auth::StreamPermit;
 #[cfg(feature = "oauth")]
 pub use auth::TokenError;
 pub use auth::{AuthError, AuthFuture, Authenticator};

@@ -26,8 +26,10 @@ pub(crate) struct Metrics {
     pub(crate) listen_open: Gauge,
     /// Listen streams opened since start.
     pub(crate) listen_opened: Counter,
-    /// Listen requests refused at capacity.
-    pub(crate) listen_refused: Counter,
+    /// Listen requests refused, by reason (`node_limit`, `principal_limit`, `deaf`).
+    pub(crate) listen_refused: Family<ReasonLabel, Counter>,
+    /// Requests refused with 429 by the per-principal rate limit.
+    pub(crate) rate_limited: Counter,
     /// Notification frames written to listen streams.
     pub(crate) frames_written: Counter,
     /// Notifications coalesced into a pending one (slow readers).
@@ -69,7 +71,8 @@ impl Default for Metrics {
         Metrics {
             listen_open: Gauge::default(),
             listen_opened: Counter::default(),
-            listen_refused: Counter::default(),
+            listen_refused: Family::default(),
+            rate_limited: Counter::default(),
             frames_written: Counter::default(),
             coalesced: Counter::default(),
             events_delivered: Counter::default(),
@@ -92,6 +95,12 @@ impl Default for Metrics {
     }
 }
 
+/// Label of [`Metrics::listen_refused`].
+#[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
+pub(crate) struct ReasonLabel {
+    pub(crate) reason: &'static str,
+}
+
 /// Labels of [`Metrics::request_duration`].
 #[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
 pub(crate) struct MethodLabel {
@@ -110,6 +119,11 @@ pub(crate) struct RequestLabels {
 }
 
 impl Metrics {
+    /// Count one refused listen request.
+    pub(crate) fn listen_refused(&self, reason: &'static str) {
+        self.listen_refused.get_or_create(&ReasonLabel { reason }).inc();
+    }
+
     /// Count one answered request.
     pub(crate) fn record_request(&self, method: &'static str, status: http::StatusCode, took: std::time::Duration) {
         self.requests.get_or_create(&RequestLabels { method, status: status.as_u16() }).inc();
@@ -123,12 +137,22 @@ impl Metrics {
         bus: &Arc<dyn ServerEventBus>,
         connected: bool,
         catalogs: &std::collections::BTreeMap<String, CatalogRevisions>,
+        jwks_fetches: Option<u64>,
     ) -> String {
         let mut registry = Registry::with_prefix("mcp_fleet");
         let m = self.clone();
         registry.register("listen_streams_open", "Open subscriptions/listen streams", m.listen_open);
         registry.register("listen_streams_opened", "Listen streams opened", m.listen_opened);
-        registry.register("listen_streams_refused", "Listen requests refused at capacity", m.listen_refused);
+        registry.register(
+            "listen_streams_refused",
+            "Listen requests refused: node_limit, principal_limit, or deaf (the node does not hear the bus)",
+            m.listen_refused,
+        );
+        registry.register(
+            "http_requests_rate_limited",
+            "Requests refused with 429 by the per-principal rate limit",
+            m.rate_limited,
+        );
         registry.register("listen_frames_written", "Notification frames written to listen streams", m.frames_written);
         registry.register("listen_coalesced", "Notifications coalesced into a pending one", m.coalesced);
         registry.register("bus_events_delivered", "Bus events handed to the listen router", m.events_delivered);
@@ -163,6 +187,13 @@ impl Metrics {
         registry.register_collector(Box::new(RevisionCollector(catalogs.clone())));
         registry.register("bus_event_age_seconds", "Publish-to-router age of bus events", m.event_age);
         registry.register_collector(Box::new(BusCollector { counters: bus.counters(), connected }));
+        if let Some(fetches) = jwks_fetches {
+            registry.register(
+                "auth_jwks_fetches",
+                "Fetches of the authorization server's JWKS (start, refresh, unknown kid)",
+                ConstCounter::new(fetches),
+            );
+        }
         let mut out = String::new();
         // Encoding into a String cannot fail.
         let _ = prometheus_client::encoding::text::encode(&mut out, &registry);

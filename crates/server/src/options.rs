@@ -7,7 +7,9 @@ use std::time::Duration;
 
 use mcp_fleet_bus::ServerEventBus;
 
-use crate::auth::Authenticator;
+#[cfg(feature = "oauth")]
+use crate::auth::BearerAuthenticator;
+use crate::auth::{Authenticator, PrincipalLimits, ProtectedResourceMetadata, Rate};
 use crate::error::ServerError;
 use crate::fleet::CatalogNotifications;
 use crate::listen::ListenLimits;
@@ -46,6 +48,11 @@ pub struct HandlerOptions {
     pub(crate) allowed_origins: Option<Vec<String>>,
     pub(crate) allowed_hosts: Option<Vec<String>>,
     pub(crate) authenticator: Option<Arc<dyn Authenticator>>,
+    pub(crate) protected_resource: Option<ProtectedResourceMetadata>,
+    #[cfg(feature = "oauth")]
+    pub(crate) bearer: Option<BearerAuthenticator>,
+    pub(crate) max_streams_per_principal: usize,
+    pub(crate) rate_per_principal: Option<Rate>,
     pub(crate) response_mode: ResponseMode,
     pub(crate) shutdown_deadline: Duration,
     pub(crate) request_state_key: Option<Vec<u8>>,
@@ -72,6 +79,11 @@ impl Default for HandlerOptions {
             allowed_origins: Some(vec!["localhost".into(), "127.0.0.1".into(), "[::1]".into()]),
             allowed_hosts: None,
             authenticator: None,
+            protected_resource: None,
+            #[cfg(feature = "oauth")]
+            bearer: None,
+            max_streams_per_principal: PrincipalLimits::DEFAULT_MAX_STREAMS,
+            rate_per_principal: None,
             response_mode: ResponseMode::Auto,
             shutdown_deadline: Duration::from_secs(10),
             request_state_key: None,
@@ -176,6 +188,51 @@ impl HandlerOptions {
         self
     }
 
+    /// Make this endpoint an OAuth 2.1 resource server: every request needs a bearer token
+    /// `bearer` accepts (401/403 with `WWW-Authenticate` otherwise), and the RFC 9728
+    /// protected-resource metadata derived from its configuration is served at
+    /// `/.well-known/oauth-protected-resource` and its path-suffixed form. Replaces any
+    /// [`authenticator`](Self::authenticator).
+    ///
+    /// ```
+    /// use mcp_fleet_server::{BearerAuthenticator, BearerConfig, HandlerOptions};
+    /// let mut config = BearerConfig::new("https://auth.example.com", "https://mcp.example.com/mcp")?;
+    /// config.tenant_claim = Some("org_id".into());
+    /// let options = HandlerOptions::default().bearer_auth(BearerAuthenticator::new(config)?)?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[cfg(feature = "oauth")]
+    pub fn bearer_auth(mut self, bearer: BearerAuthenticator) -> Result<Self, crate::BearerConfigError> {
+        self.protected_resource = Some(bearer.config().metadata()?);
+        self.authenticator = Some(Arc::new(bearer.clone()));
+        self.bearer = Some(bearer);
+        Ok(self)
+    }
+
+    /// Serve this RFC 9728 document at `/.well-known/oauth-protected-resource` and its
+    /// path-suffixed form (GET, before any Origin check or authentication), for servers that
+    /// authenticate with their own [`authenticator`](Self::authenticator).
+    /// [`bearer_auth`](Self::bearer_auth) sets it. Default: none (those paths get 404).
+    pub fn protected_resource(mut self, metadata: ProtectedResourceMetadata) -> Self {
+        self.protected_resource = Some(metadata);
+        self
+    }
+
+    /// Open listen streams one authenticated principal may hold on this node; past it a listen
+    /// gets 429 with `-32603`. Callers without a principal (no authenticator) are bounded by
+    /// [`max_streams`](Self::max_streams) only. Per replica. Default 100.
+    pub fn max_streams_per_principal(mut self, streams: usize) -> Self {
+        self.max_streams_per_principal = streams;
+        self
+    }
+
+    /// Requests per principal on this node (a token bucket; callers without a principal share
+    /// one); past it 429 with `Retry-After`. Per replica. Default: no limit.
+    pub fn rate_per_principal(mut self, rate: Option<Rate>) -> Self {
+        self.rate_per_principal = rate;
+        self
+    }
+
     /// JSON or SSE per call. Default [`ResponseMode::Auto`].
     pub fn response_mode(mut self, mode: ResponseMode) -> Self {
         self.response_mode = mode;
@@ -277,8 +334,11 @@ impl HandlerOptions {
         if self.page_size == 0 || self.max_body_bytes == 0 || self.dedupe_window == 0 {
             return invalid("page_size, max_body_bytes and dedupe_window must be positive");
         }
-        if self.listen.max_streams == 0 || self.listen.max_uris_per_listen == 0 {
-            return invalid("max_streams and max_uris_per_listen must be positive");
+        if self.listen.max_streams == 0 || self.listen.max_uris_per_listen == 0 || self.max_streams_per_principal == 0 {
+            return invalid("max_streams, max_uris_per_listen and max_streams_per_principal must be positive");
+        }
+        if self.rate_per_principal.is_some_and(|r| !(r.per_second.is_finite() && r.per_second > 0.0)) {
+            return invalid("rate_per_principal must be a positive, finite rate");
         }
         if self.http2_max_concurrent_streams == 0 || self.request_read_timeout.is_zero() {
             return invalid("http2_max_concurrent_streams and request_read_timeout must be positive");
@@ -304,6 +364,11 @@ mod tests {
             (HandlerOptions::default().mcp_path("mcp"), "mcp_path"),
             (HandlerOptions::default().page_size(0), "page_size"),
             (HandlerOptions::default().max_streams(0), "max_streams"),
+            (HandlerOptions::default().max_streams_per_principal(0), "max_streams_per_principal"),
+            (
+                HandlerOptions::default().rate_per_principal(Some(Rate { per_second: 0.0, burst: 1 })),
+                "rate_per_principal",
+            ),
             (HandlerOptions::default().shutdown_deadline(Duration::ZERO), "shutdown_deadline"),
         ];
         for (options, named) in cases {

@@ -4,7 +4,7 @@
 //! No HTTP here: the service asks [`PrincipalLimits::check_request`] and turns a
 //! [`RetryAfter`] into `429 Too Many Requests` with a `Retry-After` header; the listen router
 //! holds a [`StreamPermit`] for each open stream and answers a [`LimitReached`] its own way.
-//! Callers without a principal share one key (`None`), so with no authenticator configured
+//! Callers without a principal share one key (`None`) for the rate, so with no authenticator
 //! these limits are node-wide.
 //!
 //! Limits are per replica: N replicas admit up to N times the rate and streams of one
@@ -12,7 +12,6 @@
 
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
@@ -31,7 +30,7 @@ pub struct Rate {
 /// A request refused by the rate limit: retry after this long.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 #[error("rate limit reached; retry after {0:?}")]
-pub struct RetryAfter(pub Duration);
+pub(crate) struct RetryAfter(pub(crate) Duration);
 
 impl RetryAfter {
     /// The `Retry-After` header value: whole seconds, rounded up, at least 1.
@@ -42,7 +41,7 @@ impl RetryAfter {
     /// assert_eq!(RetryAfter(Duration::from_millis(200)).header_secs(), 1);
     /// assert_eq!(RetryAfter(Duration::from_millis(2100)).header_secs(), 3);
     /// ```
-    pub fn header_secs(&self) -> u64 {
+    pub(crate) fn header_secs(&self) -> u64 {
         let secs = self.0.as_secs() + u64::from(self.0.subsec_nanos() > 0);
         secs.max(1)
     }
@@ -51,48 +50,15 @@ impl RetryAfter {
 /// A listen stream refused: the principal already holds the maximum number of streams.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 #[error("too many open streams for this principal (limit {limit})")]
-pub struct LimitReached {
+pub(crate) struct LimitReached {
     /// The configured per-principal cap.
-    pub limit: usize,
-}
-
-/// Counters for metrics, read at scrape time.
-#[derive(Debug, Default)]
-pub struct LimitCounters {
-    requests_limited: AtomicU64,
-    streams_refused: AtomicU64,
-}
-
-impl LimitCounters {
-    /// Requests refused by the rate limit since start.
-    pub fn requests_limited(&self) -> u64 {
-        self.requests_limited.load(Ordering::Relaxed)
-    }
-
-    /// Listen streams refused by the per-principal cap since start.
-    pub fn streams_refused(&self) -> u64 {
-        self.streams_refused.load(Ordering::Relaxed)
-    }
+    pub(crate) limit: usize,
 }
 
 /// Per-principal request rate and stream limits. A cheap `Clone` handle around an `Arc`.
 ///
-/// ```
-/// use mcp_fleet_server::{PrincipalLimits, Rate};
-/// let limits = PrincipalLimits::new(2, Some(Rate { per_second: 10.0, burst: 1 }));
-/// assert!(limits.check_request(Some("alice")).is_ok());
-/// assert!(limits.check_request(Some("alice")).is_err()); // burst of 1 spent
-/// assert!(limits.check_request(Some("bob")).is_ok());    // bob has his own bucket
-///
-/// let first = limits.acquire_stream(Some("alice")).unwrap();
-/// let _second = limits.acquire_stream(Some("alice")).unwrap();
-/// assert!(limits.acquire_stream(Some("alice")).is_err());
-/// drop(first); // a permit releases its slot when dropped
-/// assert!(limits.acquire_stream(Some("alice")).is_ok());
-/// assert_eq!(limits.counters().streams_refused(), 1);
-/// ```
 #[derive(Debug, Clone)]
-pub struct PrincipalLimits {
+pub(crate) struct PrincipalLimits {
     inner: Arc<Inner>,
 }
 
@@ -105,7 +71,6 @@ struct Inner {
     buckets: Mutex<Buckets>,
     /// Open streams by principal; an entry is removed when its count drops to zero.
     streams: Mutex<HashMap<Option<Box<str>>, usize>>,
-    counters: Arc<LimitCounters>,
 }
 
 #[derive(Debug)]
@@ -122,13 +87,13 @@ struct Bucket {
 
 impl PrincipalLimits {
     /// Default cap on open listen streams per principal.
-    pub const DEFAULT_MAX_STREAMS: usize = 100;
+    pub(crate) const DEFAULT_MAX_STREAMS: usize = 100;
 
     /// At most `max_streams_per_principal` open listen streams per principal (default
     /// [`PrincipalLimits::DEFAULT_MAX_STREAMS`]), and requests at `rate` per principal (`None`: no
     /// rate limit). A non-positive or non-finite rate disables the rate limit; a burst of 0
     /// counts as 1.
-    pub fn new(max_streams_per_principal: usize, rate: Option<Rate>) -> Self {
+    pub(crate) fn new(max_streams_per_principal: usize, rate: Option<Rate>) -> Self {
         let rate = rate
             .filter(|r| r.per_second.is_finite() && r.per_second > 0.0)
             .map(|r| Rate { per_second: r.per_second, burst: r.burst.max(1) });
@@ -138,30 +103,24 @@ impl PrincipalLimits {
                 rate,
                 buckets: Mutex::new(Buckets { by_key: HashMap::new(), last_prune: Instant::now() }),
                 streams: Mutex::new(HashMap::new()),
-                counters: Arc::default(),
             }),
         }
     }
 
     /// Take one request token for `principal` (`None`: anonymous), or say how long to wait.
-    pub fn check_request(&self, principal: Option<&str>) -> Result<(), RetryAfter> {
+    pub(crate) fn check_request(&self, principal: Option<&str>) -> Result<(), RetryAfter> {
         let Some(rate) = self.inner.rate else { return Ok(()) };
         let now = Instant::now();
         let mut buckets = lock(&self.inner.buckets);
         buckets.prune_if_due(rate, now);
         let full = Bucket { tokens: f64::from(rate.burst), updated: now };
         let bucket = buckets.by_key.entry(principal.map(Box::from)).or_insert(full);
-        let taken = bucket.take(rate, now);
-        drop(buckets);
-        if taken.is_err() {
-            self.inner.counters.requests_limited.fetch_add(1, Ordering::Relaxed);
-        }
-        taken
+        bucket.take(rate, now)
     }
 
     /// Reserve one listen-stream slot for `principal` (`None`: anonymous); the slot is freed
     /// when the returned permit is dropped.
-    pub fn acquire_stream(&self, principal: Option<&str>) -> Result<StreamPermit, LimitReached> {
+    pub(crate) fn acquire_stream(&self, principal: Option<&str>) -> Result<StreamPermit, LimitReached> {
         let key: Option<Box<str>> = principal.map(Box::from);
         let mut streams = lock(&self.inner.streams);
         let open = streams.entry(key.clone()).or_insert(0);
@@ -170,8 +129,6 @@ impl PrincipalLimits {
                 // Only when the cap is 0: do not leave an empty entry behind.
                 streams.remove(&key);
             }
-            drop(streams);
-            self.inner.counters.streams_refused.fetch_add(1, Ordering::Relaxed);
             return Err(LimitReached { limit: self.inner.max_streams });
         }
         *open += 1;
@@ -179,19 +136,16 @@ impl PrincipalLimits {
         Ok(StreamPermit { limits: self.inner.clone(), key })
     }
 
-    /// The counters, to register with a metrics collector.
-    pub fn counters(&self) -> Arc<LimitCounters> {
-        self.inner.counters.clone()
-    }
-
     /// Open streams held by `principal` right now.
-    pub fn open_streams(&self, principal: Option<&str>) -> usize {
+    #[cfg(test)]
+    pub(crate) fn open_streams(&self, principal: Option<&str>) -> usize {
         let key: Option<Box<str>> = principal.map(Box::from);
         lock(&self.inner.streams).get(&key).copied().unwrap_or(0)
     }
 
     /// Principals with a rate-limit bucket in memory (idle ones are pruned).
-    pub fn tracked_principals(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn tracked_principals(&self) -> usize {
         lock(&self.inner.buckets).by_key.len()
     }
 }
@@ -239,7 +193,7 @@ fn refill_period(rate: Rate) -> Duration {
 
 /// One open listen stream counted against its principal; dropping it frees the slot.
 #[derive(Debug)]
-pub struct StreamPermit {
+pub(crate) struct StreamPermit {
     limits: Arc<Inner>,
     key: Option<Box<str>>,
 }

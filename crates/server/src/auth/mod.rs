@@ -7,6 +7,7 @@
 
 #[cfg(feature = "oauth")]
 mod bearer;
+pub(crate) mod challenge;
 #[cfg(feature = "oauth")]
 mod jwks;
 mod limits;
@@ -17,7 +18,8 @@ pub use bearer::{BearerAuthenticator, BearerConfig, BearerConfigError, JwsAlgori
 #[cfg(feature = "oauth")]
 pub use jwks::JwksError;
 
-pub use limits::{LimitCounters, LimitReached, PrincipalLimits, Rate, RetryAfter, StreamPermit};
+pub use limits::Rate;
+pub(crate) use limits::{PrincipalLimits, RetryAfter, StreamPermit};
 pub use metadata::{MetadataError, ProtectedResourceMetadata};
 
 use std::future::Future;

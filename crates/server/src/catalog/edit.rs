@@ -48,6 +48,7 @@ impl CatalogEdit<'_> {
             enabled: true,
             required_capabilities: required,
             param_headers,
+            required_scopes: Vec::new(),
             run: shared(handler),
         };
         self.catalog.tools.upsert(entry);
@@ -90,6 +91,17 @@ impl CatalogEdit<'_> {
             e.param_headers = param_headers;
         });
         Ok(self.touch_if(found, ListKind::Tools))
+    }
+
+    /// Require OAuth scopes of the callers of a tool: `tools/list` hides it from principals
+    /// without every one of them, and `tools/call` answers them 403 with an
+    /// `insufficient_scope` challenge naming the scopes (so a client can step up). An empty
+    /// list lifts the requirement; re-adding the tool resets it. `false` if there is no such
+    /// tool.
+    pub fn require_scopes<S: Into<String>>(&mut self, tool: &str, scopes: impl IntoIterator<Item = S>) -> bool {
+        let scopes: Vec<String> = scopes.into_iter().map(Into::into).collect();
+        let found = self.catalog.tools.modify(tool, |e| e.required_scopes = scopes);
+        self.touch_if(found, ListKind::Tools)
     }
 
     /// Replace a resource's definition, keeping its reader; `false` if it does not exist.

@@ -9,6 +9,7 @@ use serde_json::Value;
 
 use super::handler::{PromptGet, ResourceRead, SharedHandler, ToolCall};
 use super::template::UriTemplate;
+use crate::context::Principal;
 
 pub(crate) type ToolFn = SharedHandler<ToolCall, CallToolResult>;
 pub(crate) type ResourceFn = SharedHandler<ResourceRead, Vec<ResourceContents>>;
@@ -21,7 +22,16 @@ pub(crate) struct ToolEntry {
     pub(crate) enabled: bool,
     pub(crate) required_capabilities: Option<Value>,
     pub(crate) param_headers: Vec<ParamHeader>,
+    /// OAuth scopes a principal needs to see and call it (empty: none).
+    pub(crate) required_scopes: Vec<String>,
     pub(crate) run: ToolFn,
+}
+
+impl ToolEntry {
+    /// Whether `principal` holds every scope the tool requires (anyone, when it requires none).
+    pub(crate) fn allows(&self, principal: Option<&Principal>) -> bool {
+        self.required_scopes.is_empty() || principal.is_some_and(|p| p.has_scopes(&self.required_scopes))
+    }
 }
 
 /// A registered static resource.

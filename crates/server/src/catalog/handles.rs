@@ -62,6 +62,30 @@ impl EntryHandle {
         self.apply(|e, _, _| e.update_tool(tool)).await
     }
 
+    /// Require OAuth scopes of this tool's callers (see [`CatalogEdit::require_scopes`]).
+    ///
+    /// ```
+    /// use mcp_fleet_server::{McpServer, types::{CallToolResult, Tool}};
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let server = McpServer::builder("demo", "1").build();
+    /// let delete = server.tool(Tool::new("delete", "Deletes a file"), |_c| async { Ok(CallToolResult::text("gone")) });
+    /// delete.require_scopes(["files:write"]).await.unwrap();
+    /// # });
+    /// ```
+    pub async fn require_scopes<S: Into<String>>(
+        &self,
+        scopes: impl IntoIterator<Item = S>,
+    ) -> Result<(), ServerError> {
+        if self.kind != ListKind::Tools {
+            return Err(ServerError::Definition(format!(
+                "{:?} {:?} is not a tool; only tools require scopes",
+                self.kind, self.key
+            )));
+        }
+        let scopes: Vec<String> = scopes.into_iter().map(Into::into).collect();
+        self.apply(|e, _, key| Ok(e.require_scopes(key, scopes))).await
+    }
+
     /// Replace a resource's definition (same URI), keeping its reader.
     pub async fn update_resource(&self, resource: Resource) -> Result<(), ServerError> {
         self.check_same(ListKind::Resources, &resource.uri)?;

@@ -19,9 +19,11 @@ use tracing::{Instrument, Span};
 use super::body::ResponseBody;
 use super::call_body::CallBody;
 use super::guard::origin_allowed;
+use crate::auth::RetryAfter;
+use crate::auth::challenge::insufficient_scope;
 use crate::context::RequestContext;
 use crate::handler::McpHandler;
-use crate::methods::{CallFuture, MethodRequest, Prepared, prepare};
+use crate::methods::{CallFuture, MethodRequest, Prepared, prepare, required_scopes};
 use crate::trace;
 
 impl McpHandler {
@@ -48,6 +50,9 @@ impl McpHandler {
         B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
     {
         let (parts, body) = req.into_parts();
+        if let Some(response) = self.protected_resource_metadata(&parts) {
+            return (WELL_KNOWN, response);
+        }
         let refused = |response: Response<ResponseBody>| {
             trace::record_refusal(span, response.status());
             (INVALID, response)
@@ -98,7 +103,7 @@ impl McpHandler {
             match prepare(incoming) {
                 Err(e) => {
                     trace::record_error(span, &e);
-                    error_response(Some(&id), &e)
+                    self.method_error(&id, &e)
                 }
                 Ok(Prepared::Immediate(result)) => json(StatusCode::OK, encode_result(&id, &result)),
                 Ok(Prepared::Listen(body)) => sse_response(ResponseBody::listen(body)),
@@ -127,6 +132,10 @@ impl McpHandler {
             None => None,
             Some(authenticator) => Some(authenticator.authenticate(parts).await.map_err(|e| Box::new(refused(&e)))?),
         };
+        if let Err(wait) = self.shared.limits.check_request(principal.as_ref().map(|p| p.id.as_str())) {
+            self.shared.metrics.rate_limited.inc();
+            return Err(Box::new(rate_limited(wait)));
+        }
         if parts.method != Method::POST {
             let mut resp = http_error(StatusCode::METHOD_NOT_ALLOWED, "Only POST is allowed on the MCP endpoint");
             resp.headers_mut().insert(header::ALLOW, HeaderValue::from_static("POST"));
@@ -151,6 +160,38 @@ impl McpHandler {
 
 /// Method label of requests refused before a method could be read.
 const INVALID: &str = "invalid";
+
+/// Method label of protected-resource metadata requests.
+const WELL_KNOWN: &str = "oauth-protected-resource";
+
+impl McpHandler {
+    /// A method's error response; a tool's 403 carries its `insufficient_scope` challenge.
+    fn method_error(&self, id: &RequestId, error: &RpcError) -> Response<ResponseBody> {
+        let mut resp = error_response(Some(id), error);
+        if let Some(scopes) = required_scopes(error) {
+            let challenge = insufficient_scope(self.shared.challenge_base.as_deref(), &scopes);
+            if let Ok(value) = HeaderValue::from_str(challenge.challenge()) {
+                resp.headers_mut().insert(header::WWW_AUTHENTICATE, value);
+            }
+        }
+        resp
+    }
+
+    /// The RFC 9728 document, when `parts` asks for it: served to anyone (no Origin check, no
+    /// authentication — a client reads it to learn how to authenticate), GET only.
+    fn protected_resource_metadata(&self, parts: &http::request::Parts) -> Option<Response<ResponseBody>> {
+        let document = self.shared.options.protected_resource.as_ref()?.response_for(parts.uri.path())?;
+        if parts.method != Method::GET && parts.method != Method::HEAD {
+            let mut resp = plain(StatusCode::METHOD_NOT_ALLOWED, "Method Not Allowed");
+            resp.headers_mut().insert(header::ALLOW, HeaderValue::from_static("GET, HEAD"));
+            return Some(resp);
+        }
+        let mut resp = json(StatusCode::OK, document.to_string().into_bytes());
+        // Browser-based MCP clients fetch it cross-origin.
+        resp.headers_mut().insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, HeaderValue::from_static("*"));
+        Some(resp)
+    }
+}
 
 /// A bounded set of metric labels: the methods this server answers, else `other`.
 fn method_label(method: &str) -> &'static str {
@@ -276,6 +317,15 @@ fn refused(error: &crate::AuthError) -> Response<ResponseBody> {
     if let Ok(value) = HeaderValue::from_str(error.challenge()) {
         resp.headers_mut().insert(header::WWW_AUTHENTICATE, value);
     }
+    resp
+}
+
+/// 429 with `Retry-After` (whole seconds, at least 1) and a JSON-RPC error body.
+fn rate_limited(wait: RetryAfter) -> Response<ResponseBody> {
+    let secs = wait.header_secs();
+    let message = format!("Request rate limit reached for this principal; retry after {secs} s");
+    let mut resp = http_error(StatusCode::TOO_MANY_REQUESTS, &message);
+    resp.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(secs));
     resp
 }
 

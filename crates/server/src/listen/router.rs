@@ -162,13 +162,13 @@ impl ListenRouter {
                 return Err(RpcError::internal("Server is shutting down; reconnect to another replica"));
             }
             if self.inner.deaf.load(Ordering::Acquire) {
-                self.inner.metrics.listen_refused.inc();
+                self.inner.metrics.listen_refused("deaf");
                 return Err(RpcError::internal(
                     "This replica cannot receive the fleet's change events right now; reconnect to another replica",
                 ));
             }
             if reg.all.len() >= self.inner.limits.max_streams {
-                self.inner.metrics.listen_refused.inc();
+                self.inner.metrics.listen_refused("node_limit");
                 return Err(RpcError::internal("Subscription limit reached"));
             }
             reg.all.insert(key, sub.clone());

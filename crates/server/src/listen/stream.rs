@@ -16,6 +16,7 @@ use mcp_fleet_protocol::sse;
 
 use super::router::ListenRouter;
 use super::subscription::Subscription;
+use crate::auth::StreamPermit;
 
 /// The body of a `subscriptions/listen` response.
 pub(crate) struct ListenBody {
@@ -23,6 +24,8 @@ pub(crate) struct ListenBody {
     router: ListenRouter,
     ack: Option<Vec<u8>>,
     done: bool,
+    /// The principal's stream slot, released when the stream ends.
+    _permit: Option<StreamPermit>,
 }
 
 impl std::fmt::Debug for ListenBody {
@@ -35,7 +38,13 @@ impl ListenBody {
     pub(crate) fn new(sub: Arc<Subscription>, router: ListenRouter) -> Self {
         let mut ack = Vec::with_capacity(256);
         sse::ack_event(&mut ack, &sub.request_id, &sub.filter.to_wire());
-        ListenBody { sub, router, ack: Some(ack), done: false }
+        ListenBody { sub, router, ack: Some(ack), done: false, _permit: None }
+    }
+
+    /// The stream holding its principal's `permit` for as long as it lives.
+    pub(crate) fn holding(mut self, permit: Option<StreamPermit>) -> Self {
+        self._permit = permit;
+        self
     }
 
     /// Everything due now, in one buffer (empty when nothing is).

@@ -1,6 +1,8 @@
 //! `subscriptions/listen` (spec digest §17): parse the filter, narrow it to what this server
-//! supports, and register the stream with the router before its ack is written.
+//! supports, take one of the principal's stream slots, and register the stream with the router
+//! before its ack is written.
 
+use http::StatusCode;
 use mcp_fleet_protocol::{ListenSupport, RpcError, SubscriptionFilter};
 
 use super::{MethodRequest, Prepared};
@@ -16,6 +18,17 @@ const SUPPORT: ListenSupport = ListenSupport {
 pub(super) fn open(req: &MethodRequest<'_>) -> Result<Prepared, RpcError> {
     let router = &req.shared.router;
     let filter = SubscriptionFilter::from_params(&req.params, router.limits().max_uris_per_listen)?.honoured(SUPPORT);
-    let scope = req.ctx.principal.as_ref().and_then(|p| p.scope.clone());
-    router.register(scope, filter, req.id.clone(), req.server.info().clone()).map(Prepared::Listen)
+    let principal = req.ctx.principal.as_ref();
+    // Without an authenticator there is no one to tell apart: the node's cap is the only one.
+    let permit = match principal {
+        Some(p) => Some(req.shared.limits.acquire_stream(Some(&p.id)).map_err(|reached| {
+            req.shared.metrics.listen_refused("principal_limit");
+            RpcError::internal(format!("Too many open listen streams for this principal (limit {})", reached.limit))
+                .with_status(StatusCode::TOO_MANY_REQUESTS)
+        })?),
+        None => None,
+    };
+    let scope = principal.and_then(|p| p.scope.clone());
+    let body = router.register(scope, filter, req.id.clone(), req.server.info().clone())?;
+    Ok(Prepared::Listen(body.holding(permit)))
 }

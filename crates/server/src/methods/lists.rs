@@ -11,6 +11,8 @@ use super::MethodRequest;
 
 pub(super) fn list(req: &MethodRequest<'_>, kind: ListKind) -> Result<Value, RpcError> {
     let (wire, revision) = req.catalog.list(kind);
+    let visible = visible_tools(req, kind);
+    let wire: &[Value] = visible.as_deref().unwrap_or(wire);
     let offset = match req.params.get("cursor") {
         None | Some(Value::Null) => 0,
         Some(Value::String(raw)) => Cursor::decode_offset(raw, kind.result_key(), revision)?,
@@ -30,6 +32,22 @@ pub(super) fn list(req: &MethodRequest<'_>, kind: ListKind) -> Result<Value, Rpc
     result.insert("_meta".into(), json!({CATALOG_KEY: {"revision": revision_hex(revision)}}));
     stamp_result(&mut result, req.server.info());
     Ok(Value::Object(result))
+}
+
+/// The tools the caller may see, when some tool requires scopes it lacks (`None`: the whole
+/// list). Cursors stay consistent: the same principal sees the same filtered list.
+fn visible_tools(req: &MethodRequest<'_>, kind: ListKind) -> Option<Vec<Value>> {
+    if kind != ListKind::Tools {
+        return None;
+    }
+    let principal = req.ctx.principal.as_ref();
+    let tools = &req.catalog.tools;
+    if tools.enabled().all(|t| t.allows(principal)) {
+        return None;
+    }
+    let (wire, _) = req.catalog.list(kind);
+    // `wire` holds the enabled entries in order, so the two zip one to one.
+    Some(tools.enabled().zip(wire.iter()).filter(|(t, _)| t.allows(principal)).map(|(_, w)| w.clone()).collect())
 }
 
 /// A content revision as it travels: 16 lowercase hex digits (a string, so no JSON client

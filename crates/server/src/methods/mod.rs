@@ -13,6 +13,8 @@ mod resources;
 pub(crate) mod state;
 mod tools;
 
+pub(crate) use tools::required_scopes;
+
 pub(crate) use dispatch::{CallFuture, MethodRequest, Prepared, prepare};
 
 #[cfg(test)]

@@ -15,10 +15,20 @@ use super::state::StateCodec;
 use crate::context::{CallContext, NotificationReceiver};
 use crate::outcome::{InputRequired, Outcome};
 
-/// What binds a state token to its request: method, target, caller.
-fn binding(method: Method, target: &str, ctx: &CallContext) -> String {
+/// What binds a state token to its request: method, target, the caller (subject and tenant)
+/// and the request's own parameters, canonical JSON (sorted keys) without the retry's
+/// `inputResponses`, `requestState` and `_meta`. State minted for one principal or one request
+/// is refused for any other, on any replica holding the same key.
+fn binding(method: Method, target: &str, ctx: &CallContext, params: &Map<String, Value>) -> String {
     let who = ctx.principal.as_ref().map(|p| p.id.as_str()).unwrap_or("");
-    format!("{}\0{target}\0{who}", method.as_str())
+    let tenant = ctx.principal.as_ref().and_then(|p| p.scope.as_deref()).unwrap_or("");
+    let request: Map<String, Value> = params
+        .iter()
+        .filter(|(k, _)| !matches!(k.as_str(), "inputResponses" | "requestState" | "_meta"))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    let request = mcp_fleet_protocol::jsonrpc::value_bytes(&Value::Object(request));
+    format!("{}\0{target}\0{who}\0{tenant}\0{}", method.as_str(), String::from_utf8_lossy(&request))
 }
 
 fn invalid_state() -> RpcError {
@@ -63,7 +73,7 @@ pub(super) fn start_call(
     target: &str,
 ) -> Result<(CallContext, Option<NotificationReceiver>, Finisher), RpcError> {
     let (mut ctx, notifications) = req.call_context();
-    let binding = binding(method, target, &ctx);
+    let binding = binding(method, target, &ctx, &req.params);
     let codec = req.shared.state_codec.clone();
     read_retry(&req.params, codec.as_ref(), &binding, &mut ctx)?;
     let finisher = Finisher { info: req.server.info().clone(), codec, binding, meta: req.meta.clone() };

@@ -11,6 +11,7 @@
 
 use super::TokenError;
 use crate::auth::AuthError;
+use crate::auth::challenge::{insufficient_scope, quote, resource_metadata_base};
 
 /// The challenges of one authenticator.
 #[derive(Debug, Clone)]
@@ -24,7 +25,7 @@ pub(crate) struct Challenges {
 impl Challenges {
     pub(crate) fn new(resource_metadata_url: &str, required_scopes: &[String]) -> Self {
         let scope = (!required_scopes.is_empty()).then(|| format!("scope={}", quote(&required_scopes.join(" "))));
-        Challenges { base: format!("Bearer resource_metadata={}", quote(resource_metadata_url)), scope }
+        Challenges { base: resource_metadata_base(resource_metadata_url), scope }
     }
 
     /// 401 for a request without a bearer token.
@@ -37,8 +38,7 @@ impl Challenges {
 
     /// 403 `insufficient_scope` naming exactly `scopes` (an operation's own requirement).
     pub(crate) fn insufficient(&self, scopes: &[&str]) -> AuthError {
-        let scope = quote(&scopes.join(" "));
-        AuthError::forbidden(format!("{}, error=\"insufficient_scope\", scope={scope}", self.base))
+        insufficient_scope(Some(&self.base), scopes)
     }
 
     /// The refusal for a token that failed verification.
@@ -55,26 +55,6 @@ impl Challenges {
             )),
         }
     }
-}
-
-/// An RFC 9110 §5.6.4 quoted-string: `"` and `\` escaped; anything that may not appear in a
-/// header value (controls, non-ASCII) replaced by `?` so the challenge always serialises.
-pub(crate) fn quote(value: &str) -> String {
-    let mut out = String::with_capacity(value.len() + 2);
-    out.push('"');
-    for c in value.chars() {
-        match c {
-            '"' | '\\' => {
-                out.push('\\');
-                out.push(c);
-            }
-            ' ' | '\t' => out.push(c),
-            c if c.is_ascii_graphic() => out.push(c),
-            _ => out.push('?'),
-        }
-    }
-    out.push('"');
-    out
 }
 
 #[cfg(test)]
