@@ -103,3 +103,53 @@ async fn sigterm_ends_the_process_within_the_deadline_even_with_a_reader_that_st
     assert!(took < Duration::from_secs(5), "exited {took:?} after SIGTERM with a 2 s deadline");
     drop(stalled);
 }
+
+/// Every `MCP_FLEET_*` variable the chart and the manifests set is one the node reads: a
+/// renamed flag must not leave a deployment silently setting nothing.
+#[test]
+fn the_chart_and_the_manifests_only_set_variables_the_node_reads() {
+    let help = std::process::Command::new(env!("CARGO_BIN_EXE_mcp-fleet")).arg("--help").output().expect("--help");
+    let help = String::from_utf8_lossy(&help.stdout).into_owned();
+    let read = env_names(&help);
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let mut unknown = Vec::new();
+    for dir in ["helm", "deploy"] {
+        for file in files_under(&root.join(dir)) {
+            let text = std::fs::read_to_string(&file).unwrap_or_default();
+            // Lines that are comments may mention variables Kubernetes itself would set.
+            let code: String = text.lines().filter(|l| !l.trim_start().starts_with('#')).collect::<Vec<_>>().join("\n");
+            for name in env_names(&code) {
+                if !read.contains(&name) && !name.ends_with('_') {
+                    unknown.push(format!("{}: {name}", file.display()));
+                }
+            }
+        }
+    }
+    assert!(unknown.is_empty(), "variables the node does not read:\n{}", unknown.join("\n"));
+}
+
+fn env_names(text: &str) -> std::collections::BTreeSet<String> {
+    let mut names = std::collections::BTreeSet::new();
+    let mut rest = text;
+    while let Some(at) = rest.find("MCP_FLEET_") {
+        let tail = &rest[at..];
+        let end =
+            tail.find(|c: char| !(c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')).unwrap_or(tail.len());
+        names.insert(tail[..end].to_owned());
+        rest = &tail[end..];
+    }
+    names
+}
+
+fn files_under(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).expect("read dir").flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            out.extend(files_under(&path));
+        } else {
+            out.push(path);
+        }
+    }
+    out
+}

@@ -34,13 +34,6 @@ pub(crate) struct RetryAfter(pub(crate) Duration);
 
 impl RetryAfter {
     /// The `Retry-After` header value: whole seconds, rounded up, at least 1.
-    ///
-    /// ```
-    /// use mcp_fleet_server::RetryAfter;
-    /// use std::time::Duration;
-    /// assert_eq!(RetryAfter(Duration::from_millis(200)).header_secs(), 1);
-    /// assert_eq!(RetryAfter(Duration::from_millis(2100)).header_secs(), 3);
-    /// ```
     pub(crate) fn header_secs(&self) -> u64 {
         let secs = self.0.as_secs() + u64::from(self.0.subsec_nanos() > 0);
         secs.max(1)

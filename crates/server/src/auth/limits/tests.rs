@@ -128,3 +128,10 @@ fn permits_move_across_threads() {
     std::thread::spawn(move || drop(permit)).join().unwrap();
     assert_eq!(limits.open_streams(Some("alice")), 0);
 }
+
+#[test]
+fn retry_after_is_whole_seconds_rounded_up_and_at_least_one() {
+    assert_eq!(RetryAfter(Duration::from_millis(200)).header_secs(), 1);
+    assert_eq!(RetryAfter(Duration::from_millis(2100)).header_secs(), 3);
+    assert_eq!(RetryAfter(Duration::ZERO).header_secs(), 1);
+}
