@@ -1,5 +1,6 @@
 //! Test harness for end-to-end tests: start real nodes on 127.0.0.1:0 and talk to them with a
-//! real HTTP client (hyper), over HTTP/1.1 or h2c. [`cluster`] runs fleets on real brokers.
+//! real HTTP client (hyper), over HTTP/1.1 or h2c. [`cluster`] runs fleets on real brokers;
+//! [`idp`] is an OAuth identity provider for nodes that take bearer tokens.
 
 /// The README's code is compiled as a doctest here (the crate that depends on everything), so
 /// the embedding example cannot rot.
@@ -10,6 +11,7 @@ struct ReadmeDoctests;
 pub mod cluster;
 pub mod cluster_spec;
 pub mod faults;
+pub mod idp;
 pub mod proxy;
 
 use std::net::SocketAddr;
@@ -58,7 +60,12 @@ impl TestNode {
 
     /// Serve an already built `handler` on an ephemeral loopback port.
     pub async fn serve(handler: McpHandler) -> TestNode {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        Self::serve_on(tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind"), handler)
+    }
+
+    /// Serve `handler` on `listener`, bound beforehand by a test that needs the node's URL
+    /// to build its options (an OAuth audience, say).
+    pub fn serve_on(listener: tokio::net::TcpListener, handler: McpHandler) -> TestNode {
         let addr = listener.local_addr().expect("addr");
         let serving = tokio::spawn({
             let handler = handler.clone();

@@ -29,6 +29,11 @@ pub(super) fn list(req: &MethodRequest<'_>, kind: ListKind) -> Result<Value, Rpc
         result.insert("nextCursor".into(), Value::String(next.encode()));
     }
     req.server.cache_policy().lists.apply(&mut result);
+    // AUTH-4: a list that depends on the caller's grants is reusable only in that
+    // authorization context, whatever the policy says (privileged callers' full list included).
+    if kind == ListKind::Tools && req.catalog.tools.enabled().any(|t| !t.required_scopes.is_empty()) {
+        result.insert("cacheScope".into(), json!("private"));
+    }
     result.insert("_meta".into(), json!({CATALOG_KEY: {"revision": revision_hex(revision)}}));
     stamp_result(&mut result, req.server.info());
     Ok(Value::Object(result))

@@ -1,6 +1,6 @@
 //! Unit tests of the bearer authenticator's pure parts: configuration, the `Authorization`
 //! header, the JOSE header peek and the error mapping. Tokens verified against a served JWKS
-//! are in `tests/oauth_bearer.rs`.
+//! are in the workspace's `tests/tests/oauth_bearer.rs`.
 
 use std::time::Duration;
 

@@ -1,5 +1,5 @@
 //! Unit tests of the key set and of discovery's URL rules (the fetching itself is exercised
-//! over HTTP in `tests/oauth_bearer.rs`).
+//! over HTTP in the workspace's `tests/tests/oauth_bearer.rs`).
 
 use jsonwebtoken::Algorithm;
 use serde_json::json;
