@@ -1,7 +1,8 @@
-//! The node's life: raise the file limit → load the catalog (an invalid file is fatal) → bind
-//! both ports (so probes answer at once) → serve the admin endpoint → connect the bus, retrying
-//! → build the handler (now ready) and follow the catalog file → serve MCP → wait for
-//! SIGTERM/Ctrl-C → drain both ports within the deadline.
+//! The node's life: raise the file limit → check the auth flags and load the catalog (either
+//! invalid is fatal) → bind both ports (so probes answer at once) → serve the admin endpoint →
+//! connect the bus, retrying, while the issuer's keys are fetched → build the handler (now
+//! ready) and follow the catalog file → serve MCP → wait for SIGTERM/Ctrl-C → drain both ports
+//! within the deadline.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -10,6 +11,7 @@ use mcp_fleet_server::{HandlerOptions, create_mcp_handler};
 use tokio::net::TcpListener;
 
 use crate::admin::Admin;
+use crate::auth::NodeAuth;
 use crate::catalog::NodeCatalog;
 use crate::config::Config;
 use crate::nofile;
@@ -19,8 +21,10 @@ use crate::state::NodeState;
 pub(crate) async fn run(config: Config, stop: impl Future<Output = ()>) -> Result<(), Box<dyn std::error::Error>> {
     nofile::report(nofile::raise(), config.max_streams);
     let token = config.admin_token()?;
+    let auth = NodeAuth::from_config(&config)?;
     let catalog = NodeCatalog::load(&config).await?;
     let listener = TcpListener::bind(config.listen).await?;
+    auth.warn_if_open(listener.local_addr()?);
     let state = NodeState::default();
     let (stop_admin, admin_stopped) = tokio::sync::oneshot::channel::<()>();
     let deadline = Duration::from_secs(config.shutdown_secs);
@@ -43,8 +47,11 @@ pub(crate) async fn run(config: Config, stop: impl Future<Output = ()>) -> Resul
     };
     let node_id = config.node_id();
     let patience = Duration::from_secs(config.bus_connect_secs);
-    let bus = mcp_fleet_bus_connect::connect_patiently(&config.bus, &node_id, patience).await?;
-    let handler = create_mcp_handler(catalog.server(), options(&config, node_id).bus(bus)).await?;
+    // The keys are fetched while the bus connects; a JWKS outage only logs (see NodeAuth).
+    let (bus, ()) =
+        tokio::join!(mcp_fleet_bus_connect::connect_patiently(&config.bus, &node_id, patience), auth.warm_up());
+    let options = auth.apply(options(&config, node_id).bus(bus?))?;
+    let handler = create_mcp_handler(catalog.server(), options).await?;
     state.set_handler(handler.clone());
     let following = catalog.follow()?;
     tracing::info!(addr = %listener.local_addr()?, bus = %config.bus, "serving MCP at /mcp");

@@ -121,6 +121,55 @@ pub(crate) struct Config {
     /// anyway (a warning names the laggards; streams hear again once it agrees), in seconds.
     #[arg(long, env = "MCP_FLEET_CONVERGENCE_TIMEOUT_SECS", default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..))]
     pub(crate) convergence_timeout_secs: u64,
+
+    /// OAuth: the authorization server's issuer identifier (tokens' `iss` must equal it). With
+    /// --auth-audience it makes /mcp a resource server: every request needs a bearer token
+    /// (401/403 with WWW-Authenticate otherwise) and /.well-known/oauth-protected-resource
+    /// describes how to get one. Without both, every request is served.
+    #[arg(long, env = "MCP_FLEET_AUTH_ISSUER")]
+    pub(crate) auth_issuer: Option<String>,
+
+    /// OAuth: the canonical public URL of this /mcp endpoint (e.g.
+    /// https://mcp.example.com/mcp); tokens' `aud` must contain it (RFC 8707).
+    #[arg(long, env = "MCP_FLEET_AUTH_AUDIENCE")]
+    pub(crate) auth_audience: Option<String>,
+
+    /// OAuth: the issuer's JWKS URL (default: discovered from the issuer's metadata).
+    #[arg(long, env = "MCP_FLEET_AUTH_JWKS_URL")]
+    pub(crate) auth_jwks_url: Option<String>,
+
+    /// OAuth: the claim naming the caller's tenant (a dotted path such as org.id); tokens
+    /// without it are refused, and a caller's listen streams hear only global changes and
+    /// those of its tenant.
+    #[arg(long, env = "MCP_FLEET_AUTH_TENANT_CLAIM")]
+    pub(crate) auth_tenant_claim: Option<String>,
+
+    /// OAuth: scopes every request needs, comma-separated (403 insufficient_scope without
+    /// them).
+    #[arg(long, env = "MCP_FLEET_AUTH_SCOPES")]
+    pub(crate) auth_scopes: Option<String>,
+
+    /// Most open listen streams one authenticated principal (token subject) may hold on this
+    /// replica; past it a listen gets 429. Callers without auth are bounded by --max-streams
+    /// only.
+    #[arg(long, env = "MCP_FLEET_MAX_STREAMS_PER_PRINCIPAL", default_value_t = 100)]
+    pub(crate) max_streams_per_principal: usize,
+
+    /// Requests per second one principal (token subject) may send to this replica; past it
+    /// 429 with Retry-After. Without auth every caller shares one allowance. 0: no limit.
+    #[arg(long, env = "MCP_FLEET_RATE_PER_PRINCIPAL", default_value_t = 0.0)]
+    pub(crate) rate_per_principal: f64,
+
+    /// Requests one principal may send at once after an idle period (default: twice
+    /// --rate-per-principal, at least 1).
+    #[arg(long, env = "MCP_FLEET_RATE_BURST_PER_PRINCIPAL")]
+    pub(crate) rate_burst_per_principal: Option<u32>,
+
+    /// File holding the HMAC key that signs MRTR requestState (at least 32 bytes, surrounding
+    /// whitespace ignored; a mounted Secret, the same on every replica). Without it handlers'
+    /// state travels unsigned.
+    #[arg(long, env = "MCP_FLEET_REQUEST_STATE_KEY_FILE")]
+    pub(crate) request_state_key_file: Option<PathBuf>,
 }
 
 /// `--catalog-notifications`.

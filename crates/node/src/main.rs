@@ -4,6 +4,7 @@
 
 mod admin;
 mod app;
+mod auth;
 mod catalog;
 mod config;
 mod demo;

@@ -69,7 +69,15 @@ here, since duplicate names make server-side apply fail and are ambiguous to rea
 - name: MCP_FLEET_RATE_PER_PRINCIPAL
   value: {{ .ratePerPrincipal | toString | quote }}
 {{- end }}
+{{- if not (kindIs "invalid" .rateBurstPerPrincipal) }}
+- name: MCP_FLEET_RATE_BURST_PER_PRINCIPAL
+  value: {{ .rateBurstPerPrincipal | int | toString | quote }}
 {{- end }}
+{{- end }}
+{{- end }}
+{{- if .Values.requestStateKey.existingSecret }}
+- name: MCP_FLEET_REQUEST_STATE_KEY_FILE
+  value: {{ printf "%s/key" (include "mcp-fleet.requestStateKeyDir" .) | quote }}
 {{- end }}
 {{- if .Values.otel.enabled }}
 - name: K8S_NAMESPACE_NAME

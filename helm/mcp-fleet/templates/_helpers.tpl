@@ -119,6 +119,7 @@ app.kubernetes.io/component: test
 {{/* Where the chart mounts its own files in the container. */}}
 {{- define "mcp-fleet.adminTokenDir" -}}/etc/mcp-fleet/admin-token{{- end }}
 {{- define "mcp-fleet.natsCredsDir" -}}/etc/mcp-fleet/nats{{- end }}
+{{- define "mcp-fleet.requestStateKeyDir" -}}/etc/mcp-fleet/request-state-key{{- end }}
 
 {{/*
 A Gateway API / Prometheus duration ("1h30m", "90s", "500ms") in milliseconds. Only the

@@ -54,6 +54,11 @@ Each one has a case in ../ci-invalid/ that scripts/check-deploy.sh expects to fa
 {{- if and .Values.auth.enabled (or (not .Values.auth.issuer) (not .Values.auth.audience)) }}
 {{- fail "auth.enabled needs auth.issuer and auth.audience" }}
 {{- end }}
+{{- with .Values.auth }}
+{{- if and .enabled (not (kindIs "invalid" .rateBurstPerPrincipal)) (or (kindIs "invalid" .ratePerPrincipal) (eq (toString .ratePerPrincipal) "0")) }}
+{{- fail "auth.rateBurstPerPrincipal needs auth.ratePerPrincipal above 0 (the node refuses a burst without a rate)" }}
+{{- end }}
+{{- end }}
 {{- if and .Values.auth.enabled .Values.tests.enabled (not .Values.tests.authTokenSecret) }}
 {{- fail "auth.enabled: the helm test needs a bearer token; set tests.authTokenSecret (a Secret holding one) or tests.enabled=false" }}
 {{- end }}
@@ -125,7 +130,7 @@ node closes after up to maxStreamLifetimeSecs +10 %: a finite timeout must outla
 {{- fail (printf "extraEnv sets %s, which the chart already sets from its values: use the value instead" .name) }}
 {{- end }}
 {{- end }}
-{{- $chartVolumes := list "admin-token" "catalog" "nats-creds" }}
+{{- $chartVolumes := list "admin-token" "catalog" "nats-creds" "request-state-key" }}
 {{- range .Values.extraVolumes }}
 {{- if has .name $chartVolumes }}
 {{- fail (printf "extraVolumes: the volume name %q is the chart's own (%s): pick another name" .name (join ", " $chartVolumes)) }}

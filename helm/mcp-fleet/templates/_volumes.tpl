@@ -1,6 +1,6 @@
 {{/*
 The pod's volumes and the container's mounts: the chart's own (admin token, catalog, NATS
-credentials), then extraVolumes / extraVolumeMounts. Secrets and ConfigMaps are mounted as
+credentials, requestState key), then extraVolumes / extraVolumeMounts. Secrets and ConfigMaps are mounted as
 directories, never with subPath, so the kubelet keeps them current in running pods.
 */}}
 {{- define "mcp-fleet.volumes" -}}
@@ -31,6 +31,17 @@ directories, never with subPath, so the kubelet keeps them current in running po
         path: {{ .Values.bus.nats.credsSecretKey }}
     defaultMode: 0444
 {{- end }}
+{{- with .Values.requestStateKey }}
+{{- if .existingSecret }}
+- name: request-state-key
+  secret:
+    secretName: {{ .existingSecret }}
+    items:
+      - key: {{ .existingSecretKey }}
+        path: key
+    defaultMode: 0444
+{{- end }}
+{{- end }}
 {{- with .Values.extraVolumes }}
 {{ toYaml . }}
 {{- end }}
@@ -50,6 +61,11 @@ directories, never with subPath, so the kubelet keeps them current in running po
 {{- if and .Values.bus.nats.enabled .Values.bus.nats.credsSecret }}
 - name: nats-creds
   mountPath: {{ include "mcp-fleet.natsCredsDir" . }}
+  readOnly: true
+{{- end }}
+{{- if .Values.requestStateKey.existingSecret }}
+- name: request-state-key
+  mountPath: {{ include "mcp-fleet.requestStateKeyDir" . }}
   readOnly: true
 {{- end }}
 {{- with .Values.extraVolumeMounts }}
