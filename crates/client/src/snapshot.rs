@@ -8,7 +8,7 @@
 
 use std::time::{Duration, Instant};
 
-use mcp_fleet_protocol::cursor::content_revision;
+use mcp_fleet_protocol::cursor::{content_revision, revision_hex};
 use serde_json::{Value, json};
 
 use crate::error::ClientError;
@@ -180,5 +180,5 @@ fn revision_of(server: Option<String>, items: &[Value]) -> Revision {
 pub fn computed_revision(items: &[Value]) -> String {
     // Serializing a Value cannot fail.
     let bytes = serde_json::to_vec(items).unwrap_or_default();
-    format!("{:016x}", content_revision(&bytes))
+    revision_hex(content_revision(&bytes))
 }

@@ -64,6 +64,17 @@ pub fn content_revision(bytes: &[u8]) -> u64 {
     bytes.iter().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3))
 }
 
+/// A content revision as it travels (list results, `server/discover`, notifications' `_meta`,
+/// fleet membership records, the operator's fleet view): 16 lowercase hex digits, a string so
+/// no JSON client loses precision.
+///
+/// ```
+/// assert_eq!(mcp_fleet_protocol::cursor::revision_hex(0xaf), "00000000000000af");
+/// ```
+pub fn revision_hex(revision: u64) -> String {
+    format!("{revision:016x}")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -94,6 +94,10 @@ impl ListKind {
     pub const ALL: [ListKind; 4] =
         [ListKind::Tools, ListKind::Resources, ListKind::ResourceTemplates, ListKind::Prompts];
 
+    /// The lists with a `list_changed` notification of their own (templates share the
+    /// resources', see [`ListKind::announced_as`]).
+    pub const ANNOUNCED: [ListKind; 3] = [ListKind::Tools, ListKind::Prompts, ListKind::Resources];
+
     /// The method that pages through it.
     pub fn method(self) -> Method {
         match self {

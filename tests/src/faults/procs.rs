@@ -323,14 +323,18 @@ impl NatsServer {
     }
 }
 
+/// A JetStream context on the server at `url`, if it accepts a connection within a second.
+async fn jetstream_at(url: &str) -> Option<async_nats::jetstream::Context> {
+    let client = tokio::time::timeout(Duration::from_secs(1), async_nats::connect(url)).await.ok()?.ok()?;
+    Some(async_nats::jetstream::new(client))
+}
+
 /// Wait until JetStream answers at `url` (for a cluster: a meta leader exists): a stream
 /// lookup comes back with "not found" rather than failing.
 pub async fn await_jetstream(url: &str) {
     use async_nats::jetstream::context::GetStreamErrorKind;
     eventually("jetstream answers", WAIT * 3, || async move {
-        let connect = tokio::time::timeout(Duration::from_secs(1), async_nats::connect(url));
-        let Ok(Ok(client)) = connect.await else { return false };
-        let js = async_nats::jetstream::new(client);
+        let Some(js) = jetstream_at(url).await else { return false };
         match tokio::time::timeout(Duration::from_secs(1), js.get_stream("MCP_FLEET_PROBE")).await {
             Ok(Ok(_)) => true,
             Ok(Err(err)) => matches!(err.kind(), GetStreamErrorKind::JetStream(e)
@@ -368,9 +372,7 @@ impl NatsCluster {
         let url = self.servers[0].url();
         let url = url.as_str();
         eventually("an R3 stream can be placed", WAIT * 3, || async move {
-            let connect = tokio::time::timeout(Duration::from_secs(1), async_nats::connect(url));
-            let Ok(Ok(client)) = connect.await else { return false };
-            let js = async_nats::jetstream::new(client);
+            let Some(js) = jetstream_at(url).await else { return false };
             let config = async_nats::jetstream::stream::Config {
                 name: "MCP_FLEET_PLACEMENT_PROBE".into(),
                 subjects: vec!["mcp-fleet-placement-probe".into()],

@@ -5,6 +5,7 @@
 use std::collections::BTreeMap;
 
 use mcp_fleet_protocol::ListKind;
+use mcp_fleet_protocol::cursor::revision_hex;
 use serde::{Deserialize, Serialize};
 
 use super::convergence::Revision;
@@ -29,7 +30,7 @@ pub struct CatalogRevisions {
 impl CatalogRevisions {
     /// The revisions of `lists`, indexed like [`ListKind::ALL`].
     pub(crate) fn of(lists: [Revision; 4]) -> Self {
-        let hex = |kind: ListKind| format!("{:016x}", lists[kind.index()]);
+        let hex = |kind: ListKind| revision_hex(lists[kind.index()]);
         CatalogRevisions {
             tools: hex(ListKind::Tools),
             prompts: hex(ListKind::Prompts),

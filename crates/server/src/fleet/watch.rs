@@ -15,6 +15,7 @@ use std::time::Duration;
 
 use mcp_fleet_bus::{Change, EventEnvelope, Member, ServerEventBus};
 use mcp_fleet_protocol::ListKind;
+use mcp_fleet_protocol::cursor::revision_hex;
 use tokio::sync::{Notify, watch};
 use tokio::time::Instant;
 
@@ -26,9 +27,6 @@ use crate::listen::{Fanout, ListenRouter};
 use crate::metrics::Metrics;
 use crate::notify::list_event;
 use crate::shutdown::signalled;
-
-/// The lists that have a change notification of their own (templates share resources').
-const ANNOUNCED: [ListKind; 3] = [ListKind::Tools, ListKind::Prompts, ListKind::Resources];
 
 /// How catalog changes reach listen streams (see [`crate::notify`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -203,18 +201,18 @@ impl FleetWatch {
     fn evaluate(&self) {
         let now = Instant::now();
         let own = self.own_catalogs();
+        // The first views may still be filling in (heartbeats not seen yet): a split is acted
+        // on only after one heartbeat interval.
+        let settled_at = self.started + self.timing.heartbeat();
         let mut decisions = Vec::new();
         {
             let mut state = self.lock();
             state.members.retain(|_, seen| seen.expires_at > now);
             self.metrics.fleet_members.set(live_count(&state.members, &self.node_id) as i64);
             for (scope, revisions) in &own {
-                for list in ANNOUNCED {
+                for list in ListKind::ANNOUNCED {
                     let Some(mine) = revisions.announced(list) else { continue };
                     let view = view_of(&state.members, &self.node_id, scope, list, mine);
-                    // The first views may still be filling in (heartbeats not seen yet): a split is
-                    // acted on only after one heartbeat interval.
-                    let settled_at = self.started + self.timing.heartbeat();
                     let key = (scope.clone(), list);
                     let convergence = state
                         .convergence
@@ -238,7 +236,7 @@ impl FleetWatch {
         if !converged {
             self.metrics.convergence_timeouts.inc();
             tracing::warn!(
-                scope, list = list.result_key(), revision = %format!("{revision:016x}"), ?laggards,
+                scope, list = list.result_key(), revision = %revision_hex(revision), ?laggards,
                 "the fleet did not converge on one catalog revision in time; notifying listen streams anyway (again once it converges)"
             );
         }
@@ -273,7 +271,7 @@ impl FleetWatch {
         members.sort_by(|a, b| a.node_id.cmp(&b.node_id));
         let lists = own
             .iter()
-            .flat_map(|(scope, revisions)| ANNOUNCED.map(|list| (scope, revisions, list)))
+            .flat_map(|(scope, revisions)| ListKind::ANNOUNCED.map(|list| (scope, revisions, list)))
             .filter_map(|(scope, revisions, list)| {
                 let mine = revisions.announced(list)?;
                 let view = view_of(&state.members, &self.node_id, scope, list, mine);
@@ -281,7 +279,7 @@ impl FleetWatch {
                 Some(ListConvergence {
                     scope: scope.clone(),
                     list: list.result_key(),
-                    revision: format!("{mine:016x}"),
+                    revision: revision_hex(mine),
                     converged: view.iter().all(|(_, r)| *r == mine),
                     split_for_secs: convergence.and_then(|c| c.split_for(now)).map(|d| d.as_secs_f64()),
                     differing: view.into_iter().filter(|(_, r)| *r != mine).map(|(n, _)| n).collect(),

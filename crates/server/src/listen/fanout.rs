@@ -13,6 +13,7 @@
 use std::sync::{Mutex, PoisonError};
 
 use mcp_fleet_bus::{DedupeWindow, EventEnvelope, GapReason};
+use mcp_fleet_protocol::cursor::revision_hex;
 use serde_json::{Value, json};
 
 use super::router::ListenRouter;
@@ -61,7 +62,8 @@ impl Fanout {
     /// Tell this node's streams that a catalog list changed: the fleet now serves `revision`
     /// (`converged`), or it did not agree in time and this is the majority's.
     pub(crate) fn deliver_catalog(&self, event: &EventEnvelope, revision: u64, converged: bool) {
-        let meta = json!({"revision": format!("{revision:016x}"), "converged": converged, "publishedAtMs": event.published_at_ms});
+        let meta =
+            json!({"revision": revision_hex(revision), "converged": converged, "publishedAtMs": event.published_at_ms});
         self.router.deliver(event, &meta);
     }
 

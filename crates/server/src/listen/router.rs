@@ -122,9 +122,6 @@ fn follows(filter: &SubscriptionFilter, list: ListKind) -> bool {
     }
 }
 
-/// The lists that have a change notification of their own (templates use the resources').
-const ANNOUNCED: [ListKind; 3] = [ListKind::Tools, ListKind::Prompts, ListKind::Resources];
-
 impl ListenRouter {
     pub(crate) fn new(limits: ListenLimits, metrics: Metrics) -> Self {
         let inner = RouterInner {
@@ -173,7 +170,7 @@ impl ListenRouter {
             }
             reg.all.insert(key, sub.clone());
             let index = reg.scopes.entry(sub.scope.clone()).or_default();
-            for list in ANNOUNCED {
+            for list in ListKind::ANNOUNCED {
                 if follows(&sub.filter, list) {
                     index.lists[list.index()].insert(key, sub.clone());
                 }
@@ -257,7 +254,7 @@ impl ListenRouter {
     /// After a bus gap: every stream gets a notification for every type and URI it follows,
     /// with `meta` (the gap marker) — a spurious refresh is harmless, a missed one is not.
     pub(crate) fn invalidate_all(&self, meta: &Value) {
-        let lists = ANNOUNCED.map(|list| Arc::new(NotificationFrame::new(list.list_changed(), None, meta)));
+        let lists = ListKind::ANNOUNCED.map(|list| Arc::new(NotificationFrame::new(list.list_changed(), None, meta)));
         let mut uri_frames: HashMap<&str, (Arc<str>, Arc<NotificationFrame>)> = HashMap::new();
         let reg = self.read();
         for sub in reg.all.values() {
@@ -276,7 +273,7 @@ impl ListenRouter {
                 })
                 .collect();
             sub.update(|p| {
-                for (list, frame) in ANNOUNCED.iter().zip(&lists) {
+                for (list, frame) in ListKind::ANNOUNCED.iter().zip(&lists) {
                     if follows(&sub.filter, *list) {
                         p.offer_list(*list, frame.clone());
                     }

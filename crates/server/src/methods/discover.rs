@@ -1,12 +1,12 @@
 //! `server/discover` (spec digest §9): versions, capabilities, instructions, cacheable.
 
+use mcp_fleet_protocol::cursor::revision_hex;
 use mcp_fleet_protocol::envelope::CATALOG_KEY;
 use mcp_fleet_protocol::types::stamp_result;
 use mcp_fleet_protocol::{ListKind, SUPPORTED_VERSIONS};
 use serde_json::{Value, json};
 
 use super::MethodRequest;
-use super::lists::revision_hex;
 use crate::catalog::Catalog;
 
 /// The capabilities a catalog advertises: identical on every replica serving the same code.

@@ -1,7 +1,7 @@
 //! The four paginated, cacheable list methods (spec digest §14): pages are slices of the
 //! catalog's precomputed wire list; cursors name the list's content revision.
 
-use mcp_fleet_protocol::cursor::Cursor;
+use mcp_fleet_protocol::cursor::{Cursor, revision_hex};
 use mcp_fleet_protocol::envelope::CATALOG_KEY;
 use mcp_fleet_protocol::types::stamp_result;
 use mcp_fleet_protocol::{ListKind, RpcError};
@@ -53,10 +53,4 @@ fn visible_tools(req: &MethodRequest<'_>, kind: ListKind) -> Option<Vec<Value>> 
     let (wire, _) = req.catalog.list(kind);
     // `wire` holds the enabled entries in order, so the two zip one to one.
     Some(tools.enabled().zip(wire.iter()).filter(|(t, _)| t.allows(principal)).map(|(_, w)| w.clone()).collect())
-}
-
-/// A content revision as it travels: 16 lowercase hex digits (a string, so no JSON client
-/// loses precision).
-pub(crate) fn revision_hex(revision: u64) -> String {
-    format!("{revision:016x}")
 }
