@@ -48,10 +48,37 @@ pub enum EventKind {
     /// One resource's contents changed (the envelope carries its URI).
     #[serde(rename = "resource")]
     ResourceUpdated,
+    /// A 2025-era session changed what its GET stream hears, wherever that stream is open (the
+    /// envelope carries a [`SessionEvent`], and the URI for a (un)subscription). Not a catalog
+    /// change: listen streams never see it, and [`EventKind::ALL`] does not list it.
+    #[serde(rename = "session")]
+    SessionChanged,
+}
+
+/// What happened to a 2025-era session ([`EventKind::SessionChanged`]).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct SessionEvent {
+    /// The session id.
+    #[serde(rename = "id")]
+    pub session: String,
+    /// What changed.
+    pub op: SessionOp,
+}
+
+/// A session change.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SessionOp {
+    /// `resources/subscribe` of the envelope's URI.
+    Subscribe,
+    /// `resources/unsubscribe` of the envelope's URI.
+    Unsubscribe,
+    /// The session ended (DELETE): its streams close.
+    End,
 }
 
 impl EventKind {
-    /// All kinds, in a fixed order.
+    /// The four catalog change kinds a publisher announces, in a fixed order.
     pub const ALL: [EventKind; 4] = [
         EventKind::ToolsListChanged,
         EventKind::PromptsListChanged,
@@ -66,10 +93,11 @@ impl EventKind {
             EventKind::PromptsListChanged => "prompts",
             EventKind::ResourcesListChanged => "resources",
             EventKind::ResourceUpdated => "resource",
+            EventKind::SessionChanged => "session",
         }
     }
 
-    /// Parse a short name.
+    /// Parse the short name of a catalog change kind ([`EventKind::ALL`]).
     pub fn parse(s: &str) -> Option<EventKind> {
         EventKind::ALL.into_iter().find(|k| k.as_str() == s)
     }
@@ -82,19 +110,27 @@ pub struct Change {
     pub scope: Option<String>,
     /// What changed.
     pub kind: EventKind,
-    /// The resource URI, for [`EventKind::ResourceUpdated`].
+    /// The resource URI, for [`EventKind::ResourceUpdated`] (and a session's (un)subscription).
     pub uri: Option<String>,
+    /// The session change, for [`EventKind::SessionChanged`].
+    pub session: Option<SessionEvent>,
 }
 
 impl Change {
     /// A list change in the global scope.
     pub fn list(kind: EventKind) -> Change {
-        Change { scope: None, kind, uri: None }
+        Change { scope: None, kind, uri: None, session: None }
     }
 
     /// A resource update in the global scope.
     pub fn resource(uri: impl Into<String>) -> Change {
-        Change { scope: None, kind: EventKind::ResourceUpdated, uri: Some(uri.into()) }
+        Change { scope: None, kind: EventKind::ResourceUpdated, uri: Some(uri.into()), session: None }
+    }
+
+    /// A change of the 2025-era session `session`: `op` of `uri`, or its end.
+    pub fn session(session: impl Into<String>, op: SessionOp, uri: Option<String>) -> Change {
+        let session = Some(SessionEvent { session: session.into(), op });
+        Change { scope: None, kind: EventKind::SessionChanged, uri, session }
     }
 
     /// The same change restricted to one scope.
@@ -119,6 +155,9 @@ pub struct EventEnvelope {
     /// The URI of an updated resource.
     #[serde(rename = "u", skip_serializing_if = "Option::is_none", default)]
     pub uri: Option<String>,
+    /// The session change of a [`EventKind::SessionChanged`] event.
+    #[serde(rename = "ss", skip_serializing_if = "Option::is_none", default)]
+    pub session: Option<SessionEvent>,
     /// The history this event belongs to (assigned by the backend; see the module docs).
     #[serde(rename = "ep", default)]
     pub epoch: u64,
@@ -150,6 +189,9 @@ pub enum DecodeError {
     /// A resource update without a URI.
     #[error("resource update event without a uri")]
     MissingUri,
+    /// A session event without its session change.
+    #[error("session event without its session change")]
+    MissingSession,
 }
 
 impl EventEnvelope {
@@ -168,6 +210,7 @@ impl EventEnvelope {
             scope: change.scope,
             kind: change.kind,
             uri: change.uri,
+            session: change.session,
             epoch: 0,
             version: 0,
             event_id: new_event_id(),
@@ -189,12 +232,15 @@ impl EventEnvelope {
         if env.kind == EventKind::ResourceUpdated && env.uri.is_none() {
             return Err(DecodeError::MissingUri);
         }
+        if env.kind == EventKind::SessionChanged && env.session.is_none() {
+            return Err(DecodeError::MissingSession);
+        }
         Ok(env)
     }
 
     /// The change this envelope carries.
     pub fn change(&self) -> Change {
-        Change { scope: self.scope.clone(), kind: self.kind, uri: self.uri.clone() }
+        Change { scope: self.scope.clone(), kind: self.kind, uri: self.uri.clone(), session: self.session.clone() }
     }
 }
 
@@ -252,6 +298,17 @@ mod tests {
         let decoded = EventEnvelope::decode(old.to_string().as_bytes()).unwrap();
         assert_eq!(decoded.trace_parent, None);
         assert_eq!(decoded.event_id, e.event_id);
+    }
+
+    #[test]
+    fn session_events_round_trip_and_need_their_change() {
+        let e = EventEnvelope::new(Change::session("s1", SessionOp::Subscribe, Some("a://b".into())), "node-1");
+        assert_eq!(EventEnvelope::decode(&e.encode()).unwrap(), e);
+        assert!(matches!(
+            EventEnvelope::decode(br#"{"f":1,"k":"session","i":"x","o":"n","t":1}"#),
+            Err(DecodeError::MissingSession)
+        ));
+        assert_eq!(EventKind::parse("session"), None, "not a kind a publisher announces");
     }
 
     #[test]

@@ -182,7 +182,7 @@ where
         (EventKind::ResourceUpdated, Some(_)) | (_, None) => {}
         (_, Some(_)) => return error(StatusCode::BAD_REQUEST, "only kind \"resource\" takes a uri"),
     }
-    match handler.notify().publish(Change { scope: request.scope, kind, uri: request.uri }).await {
+    match handler.notify().publish(Change { scope: request.scope, kind, uri: request.uri, session: None }).await {
         Ok(event) => reply(
             StatusCode::OK,
             "application/json",

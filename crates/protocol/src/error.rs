@@ -27,6 +27,9 @@ pub enum ErrorCode {
     MissingRequiredClientCapability,
     /// -32022: the request names a protocol version this server does not serve.
     UnsupportedProtocolVersion,
+    /// -32002: resource not found — the 2025 era's code, sent only to 2025-era clients
+    /// (see [`crate::legacy::to_legacy_error`]).
+    ResourceNotFound,
 }
 
 impl ErrorCode {
@@ -41,6 +44,7 @@ impl ErrorCode {
             ErrorCode::HeaderMismatch => -32020,
             ErrorCode::MissingRequiredClientCapability => -32021,
             ErrorCode::UnsupportedProtocolVersion => -32022,
+            ErrorCode::ResourceNotFound => -32002,
         }
     }
 

@@ -93,7 +93,17 @@ impl Rejection {
 
 /// Parse and shape-check one POST body (ladder steps 3 and 4).
 pub fn parse_message(body: &[u8]) -> Result<Message, Rejection> {
-    let value: Value = serde_json::from_slice(body).map_err(|e| Rejection::new(None, RpcError::parse_error(e)))?;
+    message_from_value(parse_json(body)?)
+}
+
+/// Step 3 alone: the body is JSON (any JSON value).
+pub fn parse_json(body: &[u8]) -> Result<Value, Rejection> {
+    serde_json::from_slice(body).map_err(|e| Rejection::new(None, RpcError::parse_error(e)))
+}
+
+/// Step 4 over an already parsed body: one request or notification object (see
+/// [`parse_message`]).
+pub fn message_from_value(value: Value) -> Result<Message, Rejection> {
     let mut obj = match value {
         Value::Object(obj) => obj,
         Value::Array(_) => {

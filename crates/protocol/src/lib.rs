@@ -8,6 +8,7 @@
 //! - [`error`]: [`ErrorCode`] and [`RpcError`], each knowing its HTTP status.
 //! - [`envelope`]: the per-request `_meta` envelope and capability matching.
 //! - [`headers`]: `MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name`, `Mcp-Param-*`, Base64 sentinel.
+//! - [`legacy`]: the 2025-era revisions: negotiation, posted messages and batches, era-pure results.
 //! - [`methods`]: [`Method`] (the requests a server answers) and [`ListKind`] (its four lists).
 //! - [`validate`]: the validation ladder that decides which error wins.
 //! - [`filter`]: `subscriptions/listen` filters and the honoured subset.
@@ -35,6 +36,7 @@ pub mod error;
 pub mod filter;
 pub mod headers;
 pub mod jsonrpc;
+pub mod legacy;
 pub mod methods;
 pub mod schema;
 pub mod sse;

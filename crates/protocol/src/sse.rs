@@ -24,6 +24,16 @@ pub fn write_event(buf: &mut Vec<u8>, json: &[u8]) {
     buf.extend_from_slice(EVENT_SUFFIX);
 }
 
+/// Append one SSE message event carrying `json`, with an event id (`id: …`) a client can
+/// resume from with `Last-Event-ID` — the 2025 era's streams only: 2026-07-28 streams carry
+/// no ids (HTTP-12). `id` must be one line without NUL.
+pub fn write_event_with_id(buf: &mut Vec<u8>, id: &str, json: &[u8]) {
+    buf.extend_from_slice(b"id: ");
+    buf.extend_from_slice(id.as_bytes());
+    buf.push(b'\n');
+    write_event(buf, json);
+}
+
 /// A change notification serialized once per event, waiting for a subscription id.
 ///
 /// `head` ends right where the subscription id goes; `tail` closes the JSON and the event.

@@ -11,7 +11,7 @@ use serde_json::Value;
 use crate::envelope::RequestMeta;
 use crate::error::RpcError;
 use crate::headers::{self, METHOD_HEADER, PROTOCOL_VERSION_HEADER};
-use crate::jsonrpc::{Message, Rejection, RequestId, parse_message};
+use crate::jsonrpc::{Message, Rejection, RequestId, message_from_value, parse_json};
 
 /// The first protocol version of the stateless era; ISO dates sort chronologically.
 pub const FIRST_MODERN_VERSION: &str = "2026-07-28";
@@ -32,35 +32,49 @@ pub enum Validated {
     },
     /// A notification: answered 202 and otherwise ignored (HTTP-7).
     Notification(Message),
+    /// 2025-era traffic (no modern claim, no modern header), parsed but not shaped: a request,
+    /// a notification, a response to a server-to-client request, or a batch.
+    Legacy(Value),
 }
 
 /// Run ladder steps 3–9 over one POST body.
+///
+/// Step 5 classifies the era (spec digest §6.3, body claim first, header as cross-check): a
+/// body without a protocol-version claim in `params._meta`, under no modern
+/// `MCP-Protocol-Version` header, is 2025-era traffic and comes back whole as
+/// [`Validated::Legacy`] for the legacy layer (it may be a batch or a posted response).
 pub fn validate_message(headers: &HeaderMap, body: &[u8], supported: &[&str]) -> Result<Validated, Rejection> {
-    let message = parse_message(body)?;
+    let value = parse_json(body)?;
+    let claimed = value.get("params").and_then(Value::as_object).is_some_and(RequestMeta::has_claim);
+    if !claimed {
+        let header_version =
+            headers::header_text(headers, PROTOCOL_VERSION_HEADER).map_err(|e| Rejection::new(id_of(&value), e))?;
+        if !header_version.is_some_and(is_modern) {
+            return Ok(Validated::Legacy(value));
+        }
+    }
+    let message = message_from_value(value)?;
     let id = message.id.clone();
     let reject = |error: RpcError| Rejection::new(id.clone(), error);
 
-    // Step 5: era classification.
-    if !RequestMeta::has_claim(&message.params) {
-        let header_version = headers::header_text(headers, PROTOCOL_VERSION_HEADER).map_err(reject)?;
+    // Step 5: no claim under a modern header.
+    if !claimed {
         if !message.is_request() {
             return Ok(Validated::Notification(message));
         }
-        if header_version.is_some_and(is_modern) {
-            return Err(reject(
-                RequestMeta::from_params(&message.params)
-                    .err()
-                    .unwrap_or_else(|| RpcError::invalid_params("Missing required params._meta envelope")),
-            ));
+        if message.method == "initialize" {
+            // A legacy handshake announcing a modern version in its header (§6.3 step 3).
+            return Err(reject(RpcError::header_mismatch(
+                PROTOCOL_VERSION_HEADER,
+                headers::header_text(headers, PROTOCOL_VERSION_HEADER).ok().flatten(),
+                message.params.get("protocolVersion").and_then(Value::as_str),
+            )));
         }
-        // Legacy traffic on a modern-only endpoint.
-        let requested = message
-            .params
-            .get("protocolVersion")
-            .and_then(Value::as_str)
-            .or(header_version)
-            .unwrap_or(ASSUMED_LEGACY_VERSION);
-        return Err(reject(RpcError::unsupported_version(supported, requested)));
+        return Err(reject(
+            RequestMeta::from_params(&message.params)
+                .err()
+                .unwrap_or_else(|| RpcError::invalid_params("Missing required params._meta envelope")),
+        ));
     }
 
     // Step 6: envelope well-formed.
@@ -84,6 +98,11 @@ pub fn validate_message(headers: &HeaderMap, body: &[u8], supported: &[&str]) ->
         headers::check_name(headers, named).map_err(reject)?;
     }
     Ok(Validated::Request { id: request_id, message, meta })
+}
+
+/// The id of a parsed body, when it has a readable one (to echo in an early rejection).
+fn id_of(value: &Value) -> Option<RequestId> {
+    serde_json::from_value(value.get("id")?.clone()).ok()
 }
 
 /// Whether a version string belongs to the stateless era.

@@ -16,6 +16,7 @@ use crate::auth::challenge::resource_metadata_base;
 use crate::error::ServerError;
 use crate::factory::ServerFactory;
 use crate::fleet::{FleetStatus, FleetTiming, FleetWatch};
+use crate::legacy::{Legacy, SessionStreams};
 use crate::listen::supervisor::{self, ConsumerParts};
 use crate::listen::{BusHealth, BusHealthState, Fanout, ListenRouter, keepalive, monitor};
 use crate::methods::state::StateCodec;
@@ -31,6 +32,10 @@ pub(crate) struct HandlerShared {
     pub(crate) notifier: Notifier,
     pub(crate) fleet: Arc<FleetWatch>,
     pub(crate) router: ListenRouter,
+    /// The door every change event goes through to this node's streams.
+    pub(crate) fanout: Arc<Fanout>,
+    /// The 2025 era: sessions in the fleet, GET streams, relayed answers.
+    pub(crate) legacy: Legacy,
     pub(crate) health: Arc<BusHealth>,
     pub(crate) metrics: Metrics,
     pub(crate) state_codec: Option<StateCodec>,
@@ -79,7 +84,8 @@ pub async fn create_mcp_handler(
     };
     let metrics = Metrics::default();
     let router = ListenRouter::new(options.listen, metrics.clone());
-    let fanout = Arc::new(Fanout::new(router.clone(), metrics.clone(), options.dedupe_window));
+    let session_streams = SessionStreams::new(options.legacy.max_streams, metrics.clone());
+    let fanout = Arc::new(Fanout::new(router.clone(), session_streams.clone(), metrics.clone(), options.dedupe_window));
     let outbox = Arc::new(Outbox::new(metrics.clone()));
     let timing = FleetTiming { ttl: options.membership_ttl, convergence_timeout: options.convergence_timeout };
     let fleet = Arc::new(FleetWatch::new(
@@ -98,6 +104,7 @@ pub async fn create_mcp_handler(
         fleet: fleet.clone(),
     });
     let events = bus.subscribe().await?;
+    let legacy = Legacy::open(&options.legacy, &bus, session_streams).await?;
     factory.attach(&notifier)?;
     let health = Arc::new(BusHealth::new(options.bus_down_grace));
     let limits = PrincipalLimits::new(options.max_streams_per_principal, options.rate_per_principal);
@@ -109,6 +116,8 @@ pub async fn create_mcp_handler(
         notifier,
         fleet: fleet.clone(),
         router: router.clone(),
+        fanout: fanout.clone(),
+        legacy,
         health: health.clone(),
         metrics: metrics.clone(),
         state_codec,
@@ -118,6 +127,7 @@ pub async fn create_mcp_handler(
         serving: watch::channel(0).0,
     });
     let stop = || shared.shutdown.subscribe();
+    tokio::spawn(crate::legacy::maintain(&shared, stop()));
     let parts = ConsumerParts { bus: bus.clone(), fanout, health: health.clone(), metrics, stop: stop() };
     tokio::spawn(supervisor::run(parts, events));
     tokio::spawn(monitor::run(bus.clone(), health, router.clone(), stop()));
@@ -146,6 +156,11 @@ impl McpHandler {
     /// Open listen streams on this node.
     pub fn open_streams(&self) -> usize {
         self.shared.router.open_streams()
+    }
+
+    /// Open GET streams of 2025-era sessions on this node.
+    pub fn open_session_streams(&self) -> usize {
+        self.shared.legacy.streams.open_streams()
     }
 
     /// The fleet as this node sees it: members, their catalog revisions, and whether they

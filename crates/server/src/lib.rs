@@ -1,5 +1,5 @@
-//! The mcp-fleet server framework: serve an MCP (revision 2026-07-28) server over Streamable
-//! HTTP from any number of replicas, with change notifications fanned out over a shared event
+//! The mcp-fleet server framework: serve an MCP server (revision 2026-07-28, and the 2025
+//! revisions' clients on the same endpoint) over Streamable HTTP from any number of replicas, with change notifications fanned out over a shared event
 //! bus ([`bus::ServerEventBus`]).
 //!
 //! # The public API
@@ -9,7 +9,7 @@
 //! | Item | What it is |
 //! |---|---|
 //! | [`create_mcp_handler`], [`McpHandler`] | Build the endpoint; serve it (`serve`, `serve_with`), call it from your own hyper service (`handle`), shut it down (`shutdown`), read its health and metrics. |
-//! | [`HandlerOptions`], [`ResponseMode`] | Every option, with its default. |
+//! | [`HandlerOptions`], [`ResponseMode`], [`LegacyOptions`] | Every option, with its default; how 2025-era clients are served. |
 //! | [`ServerFactory`] | One [`McpServer`] for everyone, or a closure choosing one per request. |
 //! | [`McpServer`], [`McpServerBuilder`], [`CachePolicy`] | The server definition and its copy-on-write catalog. |
 //! | [`CatalogEdit`], [`EntryHandle`], [`ListKind`] | Change the catalog (many edits in one swap, or one entry later). |
@@ -41,7 +41,8 @@
 //! ```
 //!
 //! Inside: `catalog` (the server definition), `methods` (one file per method family),
-//! `listen` (the bus consumer, the router and the listen streams), `notify` (the two paths a
+//! `listen` (the bus consumer, the router and the listen streams), `legacy` (the 2025 era:
+//! sessions in the fleet, the GET stream, server-to-client requests), `notify` (the two paths a
 //! change travels), `http` (the hyper service and accept loop), `shutdown`, `trace` (the spans).
 
 mod auth;
@@ -52,6 +53,7 @@ mod factory;
 mod fleet;
 mod handler;
 mod http;
+mod legacy;
 mod listen;
 mod methods;
 mod metrics;
@@ -87,6 +89,7 @@ pub use factory::ServerFactory;
 pub use fleet::{CatalogNotifications, CatalogRevisions, FleetMember, FleetStatus, ListConvergence};
 pub use handler::{McpHandler, create_mcp_handler};
 pub use http::{ResponseBody, serve_http, shutdown_signal};
+pub use legacy::LegacyOptions;
 pub use listen::BusHealthState;
 pub use notify::Notifier;
 pub use options::{HandlerOptions, ResponseMode};

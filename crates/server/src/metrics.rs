@@ -64,6 +64,37 @@ pub(crate) struct Metrics {
     /// Age of bus events when this node's router handled them (publish time on the origin
     /// node → now; includes clock skew between nodes), in seconds.
     pub(crate) event_age: Histogram,
+    /// The 2025 era's sessions and GET streams.
+    pub(crate) legacy: LegacyMetrics,
+}
+
+/// Metrics of 2025-era clients (see `crate::legacy`).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct LegacyMetrics {
+    /// Sessions created by `initialize` on this node.
+    pub(crate) sessions_created: Counter,
+    /// Sessions ended by DELETE on this node.
+    pub(crate) sessions_ended: Counter,
+    /// Requests naming an unknown or ended session (answered 404).
+    pub(crate) sessions_not_found: Counter,
+    /// Open GET streams.
+    pub(crate) streams_open: Gauge,
+    /// GET streams refused at the node's limit.
+    pub(crate) streams_refused: Counter,
+    /// GET streams opened with `Last-Event-ID` (resumed, starting with the gap invalidation).
+    pub(crate) resumes: Counter,
+    /// Notification events written to GET streams.
+    pub(crate) frames_written: Counter,
+    /// Server-to-client requests sent (sampling, elicitation, roots).
+    pub(crate) server_requests: Counter,
+    /// Requests served, by the protocol version they speak.
+    pub(crate) requests: Family<VersionLabel, Counter>,
+}
+
+/// Label of [`LegacyMetrics::requests`].
+#[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
+pub(crate) struct VersionLabel {
+    pub(crate) version: &'static str,
 }
 
 impl Default for Metrics {
@@ -91,6 +122,7 @@ impl Default for Metrics {
             convergence_timeouts: Counter::default(),
             // 0.5 ms … ~4 s.
             event_age: Histogram::new(exponential_buckets(0.0005, 2.0, 14)),
+            legacy: LegacyMetrics::default(),
         }
     }
 }
@@ -184,6 +216,28 @@ impl Metrics {
             "Catalog changes announced because the fleet did not converge in time",
             m.convergence_timeouts,
         );
+        let l = m.legacy;
+        registry.register(
+            "legacy_sessions_created",
+            "2025-era sessions created by initialize on this node",
+            l.sessions_created,
+        );
+        registry.register("legacy_sessions_ended", "2025-era sessions ended by DELETE on this node", l.sessions_ended);
+        registry.register(
+            "legacy_sessions_not_found",
+            "Requests naming an unknown or ended session (404)",
+            l.sessions_not_found,
+        );
+        registry.register("legacy_streams_open", "Open 2025-era GET streams", l.streams_open);
+        registry.register("legacy_streams_refused", "GET streams refused at the node's limit", l.streams_refused);
+        registry.register("legacy_stream_resumes", "GET streams resumed with Last-Event-ID", l.resumes);
+        registry.register("legacy_frames_written", "Notification events written to GET streams", l.frames_written);
+        registry.register(
+            "legacy_server_requests",
+            "Server-to-client requests sent to 2025-era clients",
+            l.server_requests,
+        );
+        registry.register("protocol_requests", "Requests served, by protocol version", l.requests);
         registry.register_collector(Box::new(RevisionCollector(catalogs.clone())));
         registry.register("bus_event_age_seconds", "Publish-to-router age of bus events", m.event_age);
         registry.register_collector(Box::new(BusCollector { counters: bus.counters(), connected }));

@@ -12,6 +12,7 @@ use crate::auth::BearerAuthenticator;
 use crate::auth::{Authenticator, PrincipalLimits, ProtectedResourceMetadata, Rate};
 use crate::error::ServerError;
 use crate::fleet::CatalogNotifications;
+use crate::legacy::LegacyOptions;
 use crate::listen::ListenLimits;
 
 /// When a call's response is JSON or SSE (STRM-3).
@@ -65,6 +66,7 @@ pub struct HandlerOptions {
     pub(crate) catalog_notifications: CatalogNotifications,
     pub(crate) membership_ttl: Duration,
     pub(crate) convergence_timeout: Duration,
+    pub(crate) legacy: LegacyOptions,
 }
 
 impl Default for HandlerOptions {
@@ -96,6 +98,7 @@ impl Default for HandlerOptions {
             catalog_notifications: CatalogNotifications::default(),
             membership_ttl: Duration::from_secs(10),
             convergence_timeout: Duration::from_secs(60),
+            legacy: LegacyOptions::default(),
         }
     }
 }
@@ -317,6 +320,13 @@ impl HandlerOptions {
         self
     }
 
+    /// How 2025-era clients (`initialize`, `Mcp-Session-Id`, the GET stream) are served.
+    /// Default: served, with sessions in the fleet's keyspace (see [`LegacyOptions`]).
+    pub fn legacy(mut self, legacy: LegacyOptions) -> Self {
+        self.legacy = legacy;
+        self
+    }
+
     /// This node's id: the configured one, else `HOSTNAME-pid`.
     pub(crate) fn resolved_node_id(&self) -> String {
         self.node_id.clone().unwrap_or_else(|| {
@@ -349,6 +359,7 @@ impl HandlerOptions {
         if self.membership_ttl < Duration::from_millis(500) || self.convergence_timeout.is_zero() {
             return invalid("membership_ttl must be at least 500 ms and convergence_timeout positive");
         }
+        self.legacy.validate().map_err(|what| ServerError::Options(what.to_owned()))?;
         Ok(())
     }
 }

@@ -10,6 +10,7 @@ impl McpHandler {
     pub async fn shutdown(&self) {
         self.shared.metrics.draining.set(1);
         self.shared.router.close_all();
+        self.shared.legacy.streams.close_all();
         let _ = self.shared.shutdown.send(true);
         let mut serving = self.shared.serving.subscribe();
         let drained = serving.wait_for(|n| *n == 0);

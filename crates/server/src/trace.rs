@@ -284,6 +284,8 @@ fn notification_method(kind: EventKind) -> &'static str {
         EventKind::PromptsListChanged => ListKind::Prompts.list_changed(),
         EventKind::ResourcesListChanged => ListKind::Resources.list_changed(),
         EventKind::ResourceUpdated => RESOURCE_UPDATED,
+        // Not a notification: it changes what a 2025-era session's GET stream hears.
+        EventKind::SessionChanged => "session",
     }
 }
 

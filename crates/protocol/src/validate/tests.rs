@@ -62,12 +62,35 @@ fn missing_envelope_with_modern_header_is_invalid_params() {
 }
 
 #[test]
-fn legacy_initialize_gets_unsupported_version_naming_its_version() {
+fn traffic_without_claim_or_modern_header_is_legacy() {
     let b = serde_json::to_vec(
         &json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}),
     )
     .unwrap();
-    let rej = validate_message(&HeaderMap::new(), &b, SUPPORTED).unwrap_err();
+    assert!(matches!(validate_message(&HeaderMap::new(), &b, SUPPORTED), Ok(Validated::Legacy(_))));
+    let h = headers(&[("mcp-protocol-version", "2025-11-25")]);
+    let batch = br#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#;
+    assert!(matches!(validate_message(&h, batch, SUPPORTED), Ok(Validated::Legacy(Value::Array(_)))));
+    let response = br#"{"jsonrpc":"2.0","id":"s1","result":{}}"#;
+    assert!(matches!(validate_message(&h, response, SUPPORTED), Ok(Validated::Legacy(_))));
+}
+
+#[test]
+fn legacy_initialize_under_a_modern_header_is_a_header_mismatch() {
+    let b = serde_json::to_vec(
+        &json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}),
+    )
+    .unwrap();
+    let h = headers(&[("mcp-protocol-version", "2026-07-28")]);
+    let rej = validate_message(&h, &b, SUPPORTED).unwrap_err();
+    assert_eq!((rej.error.code, rej.id), (ErrorCode::HeaderMismatch, Some(1.into())));
+}
+
+#[test]
+fn a_claim_naming_a_legacy_version_is_unsupported() {
+    let b = body(json!(1), "tools/list", "2025-11-25", json!({}));
+    let h = headers(&[("mcp-method", "tools/list")]);
+    let rej = validate_message(&h, &b, SUPPORTED).unwrap_err();
     assert_eq!(rej.error.code, ErrorCode::UnsupportedProtocolVersion);
     assert_eq!(rej.error.data.unwrap()["requested"], "2025-11-25");
 }
@@ -95,7 +118,8 @@ fn name_header_required_for_named_methods() {
 #[test]
 fn notifications_pass_without_headers() {
     let b = serde_json::to_vec(&json!({"jsonrpc":"2.0","method":"notifications/cancelled","params":{}})).unwrap();
-    assert!(matches!(validate_message(&HeaderMap::new(), &b, SUPPORTED), Ok(Validated::Notification(_))));
+    let h = headers(&[("mcp-protocol-version", "2026-07-28")]);
+    assert!(matches!(validate_message(&h, &b, SUPPORTED), Ok(Validated::Notification(_))));
 }
 
 #[test]

@@ -241,7 +241,7 @@ impl FleetWatch {
             );
         }
         let scope = (scope != GLOBAL_SCOPE).then(|| scope.to_owned());
-        let change = Change { scope, kind: list_event(list), uri: None };
+        let change = Change { scope, kind: list_event(list), uri: None, session: None };
         let event = EventEnvelope::new(change, &self.node_id);
         self.fanout.deliver_catalog(&event, revision, converged);
     }

@@ -1,6 +1,6 @@
 //! [`ResponseBody`]: every body the MCP endpoint answers with, one type (no boxing on the hot
-//! path) over a private enum: a complete JSON body, nothing, a call's SSE stream, or a listen
-//! stream.
+//! path) over a private enum: a complete JSON body, nothing, a call's SSE stream, a listen
+//! stream, or a 2025-era call's or session's stream.
 
 use std::convert::Infallible;
 use std::pin::Pin;
@@ -10,6 +10,7 @@ use bytes::Bytes;
 use http_body::{Body, Frame, SizeHint};
 
 use super::call_body::CallBody;
+use crate::legacy::{ChannelBody, SessionStreamBody};
 use crate::listen::ListenBody;
 
 /// The body of an MCP endpoint response (an `http_body::Body` of `Bytes`).
@@ -24,6 +25,10 @@ enum Kind {
     Call(CallBody),
     /// A `subscriptions/listen` stream.
     Listen(ListenBody),
+    /// A 2025-era call's SSE stream (notifications, server-to-client requests, the answer).
+    Channel(ChannelBody),
+    /// A 2025-era session's GET stream.
+    SessionStream(SessionStreamBody),
 }
 
 impl ResponseBody {
@@ -46,6 +51,16 @@ impl ResponseBody {
     pub(crate) fn listen(body: ListenBody) -> Self {
         ResponseBody(Kind::Listen(body))
     }
+
+    /// A 2025-era call's stream.
+    pub(crate) fn channel(body: ChannelBody) -> Self {
+        ResponseBody(Kind::Channel(body))
+    }
+
+    /// A 2025-era session's GET stream.
+    pub(crate) fn session_stream(body: SessionStreamBody) -> Self {
+        ResponseBody(Kind::SessionStream(body))
+    }
 }
 
 impl Body for ResponseBody {
@@ -57,6 +72,8 @@ impl Body for ResponseBody {
             Kind::Full(bytes) => Poll::Ready(bytes.take().map(|b| Ok(Frame::data(b)))),
             Kind::Call(stream) => Pin::new(stream).poll_frame(cx),
             Kind::Listen(listen) => Pin::new(listen).poll_frame(cx),
+            Kind::Channel(body) => Pin::new(body).poll_frame(cx),
+            Kind::SessionStream(body) => Pin::new(body).poll_frame(cx),
         }
     }
 
@@ -65,6 +82,8 @@ impl Body for ResponseBody {
             Kind::Full(bytes) => bytes.is_none(),
             Kind::Call(stream) => stream.is_end_stream(),
             Kind::Listen(listen) => listen.is_end_stream(),
+            Kind::Channel(body) => body.is_end_stream(),
+            Kind::SessionStream(body) => body.is_end_stream(),
         }
     }
 

@@ -10,5 +10,7 @@ mod service;
 pub use body::ResponseBody;
 pub use serve::{serve_http, shutdown_signal};
 
+pub(crate) use service::{accepts, error_response, json as json_response, sse_response, status_only};
+
 #[cfg(test)]
 mod tests;

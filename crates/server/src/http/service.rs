@@ -62,6 +62,10 @@ impl McpHandler {
             Err(refusal) => return refused(*refusal),
         };
         let opts = &self.shared.options;
+        if parts.method != Method::POST {
+            let label = if parts.method == Method::GET { LEGACY_GET } else { LEGACY_DELETE };
+            return (label, self.answer_legacy(Arc::new(parts), principal, None).instrument(span.clone()).await);
+        }
         let read =
             tokio::time::timeout(opts.request_read_timeout, read_body(body, opts.max_body_bytes, &parts.headers));
         let bytes = match read.await {
@@ -76,6 +80,27 @@ impl McpHandler {
                 trace::record_error(span, &rej.error);
                 return (INVALID, error_response(rej.id.as_ref(), &rej.error));
             }
+            Ok(Validated::Legacy(body)) if opts.legacy.enabled => {
+                let label = legacy_label(&body);
+                return (
+                    label,
+                    self.answer_legacy(Arc::new(parts), principal, Some(body)).instrument(span.clone()).await,
+                );
+            }
+            Ok(Validated::Legacy(body)) => {
+                // A modern-only endpoint: name the versions it serves (spec digest §6.2).
+                let id = body.get("id").and_then(|v| serde_json::from_value::<RequestId>(v.clone()).ok());
+                if body.get("method").is_some() && id.is_none() {
+                    return ("notification", status_only(StatusCode::ACCEPTED));
+                }
+                let requested = body
+                    .pointer("/params/protocolVersion")
+                    .and_then(serde_json::Value::as_str)
+                    .or_else(|| parts.headers.get("mcp-protocol-version").and_then(|v| v.to_str().ok()))
+                    .unwrap_or(mcp_fleet_protocol::validate::ASSUMED_LEGACY_VERSION);
+                let error = RpcError::unsupported_version(SUPPORTED_VERSIONS, requested);
+                return (INVALID, error_response(id.as_ref(), &error));
+            }
             Ok(Validated::Notification(message)) => {
                 trace::received(span, &parts.headers, &message, None);
                 return ("notification", status_only(StatusCode::ACCEPTED));
@@ -83,6 +108,7 @@ impl McpHandler {
             Ok(Validated::Request { id, message, meta }) => (id, message, meta),
         };
         trace::received(span, &parts.headers, &message, Some(&meta.protocol_version));
+        self.shared.metrics.legacy.requests.get_or_create(&crate::metrics::VersionLabel { version: MODERN }).inc();
         let label = method_label(&message.method);
         let sse_ok = accepts_sse(parts.headers.get(header::ACCEPT));
         let ctx = RequestContext { principal, parts: Arc::new(parts) };
@@ -98,6 +124,7 @@ impl McpHandler {
             params: message.params,
             meta,
             headers: &parts.headers,
+            legacy: false,
         };
         let dispatch = async move {
             match prepare(incoming) {
@@ -136,10 +163,16 @@ impl McpHandler {
             self.shared.metrics.rate_limited.inc();
             return Err(Box::new(rate_limited(wait)));
         }
-        if parts.method != Method::POST {
+        let legacy = opts.legacy.enabled;
+        if parts.method != Method::POST && !(legacy && matches!(parts.method, Method::GET | Method::DELETE)) {
+            let allow = if legacy { "POST, GET, DELETE" } else { "POST" };
             let mut resp = http_error(StatusCode::METHOD_NOT_ALLOWED, "Only POST is allowed on the MCP endpoint");
-            resp.headers_mut().insert(header::ALLOW, HeaderValue::from_static("POST"));
+            resp.headers_mut().insert(header::ALLOW, HeaderValue::from_static(allow));
             return Err(Box::new(resp));
+        }
+        if parts.method != Method::POST {
+            // A 2025-era session's GET stream or DELETE: no body, no Content-Type.
+            return Ok(principal);
         }
         let accept = parts.headers.get(header::ACCEPT);
         if !accepts(accept, "application/json") && !accepts(accept, "text/event-stream") {
@@ -160,6 +193,28 @@ impl McpHandler {
 
 /// Method label of requests refused before a method could be read.
 const INVALID: &str = "invalid";
+
+/// Method labels of 2025-era session GET streams and DELETEs.
+const LEGACY_GET: &str = "legacy/stream";
+const LEGACY_DELETE: &str = "legacy/delete";
+
+/// The version label of 2026-07-28 requests.
+const MODERN: &str = mcp_fleet_protocol::validate::FIRST_MODERN_VERSION;
+
+/// The method label of a 2025-era POST body (`batch` for an array).
+fn legacy_label(body: &serde_json::Value) -> &'static str {
+    match body.get("method").and_then(serde_json::Value::as_str) {
+        Some("initialize") => "initialize",
+        Some("ping") => "ping",
+        Some("logging/setLevel") => "logging/setLevel",
+        Some("resources/subscribe") => "resources/subscribe",
+        Some("resources/unsubscribe") => "resources/unsubscribe",
+        Some(_) if body.get("id").is_none() => "notification",
+        Some(m) => method_label(m),
+        None if body.is_array() => "batch",
+        None => "response",
+    }
+}
 
 /// Method label of protected-resource metadata requests.
 const WELL_KNOWN: &str = "oauth-protected-resource";
@@ -265,7 +320,7 @@ fn is_json(value: Option<&HeaderValue>) -> bool {
 
 /// Whether the `Accept` header admits `media` (`type/subtype`); an absent or unreadable
 /// header admits anything. Parameters and quality values are not weighed (HTTP-6: be lenient).
-fn accepts(value: Option<&HeaderValue>, media: &str) -> bool {
+pub(crate) fn accepts(value: Option<&HeaderValue>, media: &str) -> bool {
     let Some(accept) = value.and_then(|v| v.to_str().ok()) else { return true };
     let family = media.split('/').next().unwrap_or(media);
     accept.split(',').map(|t| t.split(';').next().unwrap_or("").trim()).any(|t| {
@@ -280,14 +335,14 @@ fn accepts_sse(value: Option<&HeaderValue>) -> bool {
     accepts(value, "text/event-stream")
 }
 
-fn json(status: StatusCode, body: Vec<u8>) -> Response<ResponseBody> {
+pub(crate) fn json(status: StatusCode, body: Vec<u8>) -> Response<ResponseBody> {
     let mut resp = Response::new(ResponseBody::full(body));
     *resp.status_mut() = status;
     resp.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
     resp
 }
 
-fn sse_response(body: ResponseBody) -> Response<ResponseBody> {
+pub(crate) fn sse_response(body: ResponseBody) -> Response<ResponseBody> {
     let mut resp = Response::new(body);
     let h = resp.headers_mut();
     h.insert(header::CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
@@ -329,7 +384,7 @@ fn rate_limited(wait: RetryAfter) -> Response<ResponseBody> {
     resp
 }
 
-fn status_only(status: StatusCode) -> Response<ResponseBody> {
+pub(crate) fn status_only(status: StatusCode) -> Response<ResponseBody> {
     let mut resp = Response::new(ResponseBody::empty());
     *resp.status_mut() = status;
     resp

@@ -54,7 +54,9 @@ async fn http_level_rules() {
     let h = handler().await;
     let ok = envelope(json!(1), "tools/list", json!({}));
     let cases = [
-        (Request::get("/mcp").body(Full::new(Bytes::new())).unwrap(), StatusCode::METHOD_NOT_ALLOWED),
+        // A 2025-era GET stream needs its session (2025-11-25: 400 without Mcp-Session-Id).
+        (Request::get("/mcp").body(Full::new(Bytes::new())).unwrap(), StatusCode::BAD_REQUEST),
+        (Request::put("/mcp").body(Full::new(Bytes::new())).unwrap(), StatusCode::METHOD_NOT_ALLOWED),
         (Request::post("/other").body(Full::new(ok.clone())).unwrap(), StatusCode::NOT_FOUND),
         (
             post("tools/list").header("origin", "http://evil.example").body(Full::new(ok.clone())).unwrap(),
@@ -94,9 +96,24 @@ async fn http_level_rules() {
         let (status, headers, _) = answer(&h, req).await;
         assert_eq!(status, expected, "{method} {uri}");
         if status == StatusCode::METHOD_NOT_ALLOWED {
-            assert_eq!(headers["allow"], "POST");
+            assert_eq!(headers["allow"], "POST, GET, DELETE");
         }
     }
+}
+
+#[tokio::test]
+async fn a_modern_only_endpoint_refuses_the_2025_era() {
+    let server = McpServer::builder("unit", "0.1.0").build();
+    let options = HandlerOptions::default().legacy(crate::LegacyOptions::disabled());
+    let h = create_mcp_handler(server, options).await.expect("handler");
+    let (status, headers, _) = answer(&h, Request::get("/mcp").body(Full::new(Bytes::new())).unwrap()).await;
+    assert_eq!((status, headers["allow"].to_str().unwrap()), (StatusCode::METHOD_NOT_ALLOWED, "POST"));
+    let init = br#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18"}}"#;
+    let req = Request::post("/mcp").header("content-type", "application/json").body(Full::new(Bytes::from_static(init)));
+    let (status, _, body) = answer(&h, req.unwrap()).await;
+    let body: serde_json::Value = serde_json::from_slice(&body).unwrap();
+    assert_eq!((status, body["error"]["code"].as_i64()), (StatusCode::BAD_REQUEST, Some(-32022)));
+    assert_eq!(body["error"]["data"]["requested"], "2025-06-18");
 }
 
 #[tokio::test]

@@ -17,12 +17,15 @@ use mcp_fleet_protocol::cursor::revision_hex;
 use serde_json::{Value, json};
 
 use super::router::ListenRouter;
+use crate::legacy::SessionStreams;
 use crate::metrics::Metrics;
 use crate::trace;
 
 /// Deduplicating, position-keeping entrance to the [`ListenRouter`].
 pub(crate) struct Fanout {
     router: ListenRouter,
+    /// 2025-era sessions' GET streams hear the same events (see `crate::legacy`).
+    sessions: SessionStreams,
     metrics: Metrics,
     /// Std mutexes: uncontended (the consumer task, and the rare local announcement), never
     /// held across `.await`.
@@ -33,8 +36,14 @@ pub(crate) struct Fanout {
 
 impl Fanout {
     /// A fanout remembering `dedupe_window` event ids.
-    pub(crate) fn new(router: ListenRouter, metrics: Metrics, dedupe_window: usize) -> Self {
-        Fanout { router, metrics, dedupe: Mutex::new(DedupeWindow::new(dedupe_window)), position: Mutex::new(None) }
+    pub(crate) fn new(router: ListenRouter, sessions: SessionStreams, metrics: Metrics, dedupe_window: usize) -> Self {
+        Fanout {
+            router,
+            sessions,
+            metrics,
+            dedupe: Mutex::new(DedupeWindow::new(dedupe_window)),
+            position: Mutex::new(None),
+        }
     }
 
     /// Deliver an event from the bus (unless it is a duplicate).
@@ -48,6 +57,7 @@ impl Fanout {
         *self.position.lock().unwrap_or_else(PoisonError::into_inner) = Some((event.epoch, event.version));
         let meta = json!({"epoch": event.epoch, "version": event.version, "publishedAtMs": event.published_at_ms});
         let streams = self.router.deliver(event, &meta);
+        self.sessions.deliver(event);
         trace::record_delivered(&span, streams);
     }
 
@@ -56,6 +66,7 @@ impl Fanout {
     pub(crate) fn deliver_local(&self, event: &EventEnvelope) {
         if self.first_sighting(&event.event_id) {
             self.router.deliver(event, &json!({"local": true, "publishedAtMs": event.published_at_ms}));
+            self.sessions.deliver(event);
         }
     }
 
@@ -65,6 +76,7 @@ impl Fanout {
         let meta =
             json!({"revision": revision_hex(revision), "converged": converged, "publishedAtMs": event.published_at_ms});
         self.router.deliver(event, &meta);
+        self.sessions.deliver(event);
     }
 
     /// Events may have been missed: invalidate every stream conservatively.
@@ -72,6 +84,7 @@ impl Fanout {
         tracing::warn!(?reason, "event bus gap: invalidating every listen stream");
         self.metrics.gaps.inc();
         self.router.invalidate_all(&self.gap_meta());
+        self.sessions.invalidate_all();
     }
 
     /// `{"gap": true, "epoch": …, "lastVersion": …}` (the position only once one is known).

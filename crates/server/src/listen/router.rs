@@ -103,7 +103,7 @@ fn list_of(kind: EventKind) -> Option<ListKind> {
         EventKind::ToolsListChanged => Some(ListKind::Tools),
         EventKind::PromptsListChanged => Some(ListKind::Prompts),
         EventKind::ResourcesListChanged => Some(ListKind::Resources),
-        EventKind::ResourceUpdated => None,
+        EventKind::ResourceUpdated | EventKind::SessionChanged => None,
     }
 }
 
@@ -213,6 +213,9 @@ impl ListenRouter {
     /// Deliver one event to every matching local stream, with `meta` under the project
     /// `_meta` key; returns how many streams were marked.
     pub(crate) fn deliver(&self, event: &EventEnvelope, meta: &Value) -> usize {
+        if event.kind == EventKind::SessionChanged {
+            return 0; // a 2025-era session's business (see `crate::legacy`), not a listen stream's
+        }
         let frame = Arc::new(NotificationFrame::new(method(event.kind), event.uri.as_deref(), meta));
         let uri: Option<Arc<str>> = event.uri.as_deref().map(Arc::from);
         let reg = self.read();

@@ -53,6 +53,8 @@ pub(crate) struct MethodRequest<'a> {
     pub(crate) params: Map<String, Value>,
     pub(crate) meta: RequestMeta,
     pub(crate) headers: &'a HeaderMap,
+    /// A 2025-era request (see `crate::legacy`): no `Mcp-*` request headers to mirror.
+    pub(crate) legacy: bool,
 }
 
 /// Ladder steps 10–12, then dispatch. `Err` is a rejection, in-band or not (its status says).

@@ -3,7 +3,7 @@
 //! turns a validated request into something the HTTP layer can answer.
 
 pub(crate) mod completion;
-mod discover;
+pub(crate) mod discover;
 mod dispatch;
 mod listen;
 mod lists;

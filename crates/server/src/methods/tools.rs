@@ -45,8 +45,11 @@ pub(super) fn prepare_call(req: &MethodRequest<'_>) -> Result<Prepared, RpcError
         return Err(RpcError::missing_capability(missing));
     }
     let arguments = req.object_param("arguments")?;
-    // Step 12: every x-mcp-header declaration must be mirrored faithfully.
-    check_param_headers(req.headers, &entry.param_headers, &Value::Object(arguments.clone()))?;
+    // Step 12: every x-mcp-header declaration must be mirrored faithfully (a 2026-07-28 rule;
+    // 2025-era clients send no such headers).
+    if !req.legacy {
+        check_param_headers(req.headers, &entry.param_headers, &Value::Object(arguments.clone()))?;
+    }
 
     let (ctx, notifications, finisher) = start_call(req, Method::ToolsCall, &name)?;
     if let Err(problem) = check_arguments(&entry.def.input_schema, &arguments) {

@@ -91,7 +91,7 @@ impl Notifier {
     }
 
     async fn publish_kind(&self, kind: EventKind, uri: Option<String>) -> Result<EventEnvelope, ServerError> {
-        self.publish(Change { scope: self.scope.clone(), kind, uri }).await
+        self.publish(Change { scope: self.scope.clone(), kind, uri, session: None }).await
     }
 
     /// Serve `server` as this notifier's scope's catalog in the fleet's membership.
@@ -108,7 +108,7 @@ impl Notifier {
             self.core.fleet.catalog_changed();
             return;
         }
-        let change = Change { scope: self.scope.clone(), kind: list_event(list), uri: None };
+        let change = Change { scope: self.scope.clone(), kind: list_event(list), uri: None, session: None };
         let mut event = EventEnvelope::new(change, self.core.bus.node_id());
         let span = trace::publish_span(&event);
         trace::stamp(&span, &mut event);

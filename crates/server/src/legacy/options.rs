@@ -1,0 +1,75 @@
+//! [`LegacyOptions`]: how a handler serves 2025-era clients, each setting with its default.
+
+use std::time::Duration;
+
+/// How 2025-era clients are served (see [`HandlerOptions::legacy`](crate::HandlerOptions::legacy)).
+///
+/// ```
+/// use std::time::Duration;
+/// use mcp_fleet_server::{HandlerOptions, LegacyOptions};
+/// let options = HandlerOptions::default()
+///     .legacy(LegacyOptions::default().session_ttl(Duration::from_secs(600)).max_streams(2_000));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LegacyOptions {
+    pub(crate) enabled: bool,
+    pub(crate) sessions: bool,
+    pub(crate) session_ttl: Duration,
+    pub(crate) server_request_timeout: Duration,
+    pub(crate) max_streams: usize,
+}
+
+impl Default for LegacyOptions {
+    fn default() -> Self {
+        LegacyOptions {
+            enabled: true,
+            sessions: true,
+            session_ttl: Duration::from_secs(30 * 60),
+            server_request_timeout: Duration::from_secs(300),
+            max_streams: 10_000,
+        }
+    }
+}
+
+impl LegacyOptions {
+    /// Refuse 2025-era traffic altogether (`-32022` naming the 2026 version), as a modern-only
+    /// server does. Default: served.
+    pub fn disabled() -> Self {
+        LegacyOptions { enabled: false, ..Self::default() }
+    }
+
+    /// Whether `initialize` opens a session in the fleet (the default). Without sessions every
+    /// POST is served alone (version from its header, no client capabilities, no log level),
+    /// GET and DELETE answer 405, and handlers cannot ask the client for input.
+    pub fn sessions(mut self, on: bool) -> Self {
+        self.sessions = on;
+        self
+    }
+
+    /// How long an unused session lives (each request, and an open GET stream, renews it).
+    /// Default 30 minutes.
+    pub fn session_ttl(mut self, ttl: Duration) -> Self {
+        self.session_ttl = ttl;
+        self
+    }
+
+    /// How long a call waits for the client's answer to a sampling, elicitation or roots
+    /// request before it fails. Default 5 minutes (elicitation waits for a person).
+    pub fn server_request_timeout(mut self, timeout: Duration) -> Self {
+        self.server_request_timeout = timeout;
+        self
+    }
+
+    /// Most open GET streams on this node; past it a GET gets 503. Default 10 000.
+    pub fn max_streams(mut self, streams: usize) -> Self {
+        self.max_streams = streams;
+        self
+    }
+
+    pub(crate) fn validate(&self) -> Result<(), &'static str> {
+        if self.session_ttl < Duration::from_secs(1) || self.server_request_timeout.is_zero() || self.max_streams == 0 {
+            return Err("legacy session_ttl must be at least 1 s, server_request_timeout and max_streams positive");
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,388 @@
+//! The HTTP side of the 2025 era: `POST` (the handshake, notifications, the client's answers to
+//! our requests, requests and 2025-03-26 batches), `GET` (the session's stream) and `DELETE`
+//! (the end of the session), each after the endpoint's own checks (path, Origin, authentication,
+//! rate limit, body size).
+//!
+//! Session errors are HTTP errors, as 2025-era clients expect: a missing `Mcp-Session-Id` is 400,
+//! an unknown or ended one 404 (the client then initializes again), another principal's 403.
+//! Every JSON-RPC error of a request is answered in-band with HTTP 200.
+
+use std::sync::Arc;
+
+use http::{HeaderValue, Method, Response, StatusCode, header};
+use mcp_fleet_bus::envelope::SessionOp;
+use mcp_fleet_bus::{Change, EventEnvelope};
+use mcp_fleet_protocol::envelope::LogLevel;
+use mcp_fleet_protocol::jsonrpc::{encode_error, encode_result};
+use mcp_fleet_protocol::legacy::{
+    LEGACY_VERSIONS, LegacyMessage, SESSION_HEADER, header_version, negotiate, parse_body,
+};
+use mcp_fleet_protocol::{RequestId, RpcError};
+use serde_json::{Map, Value, json};
+
+use super::call::{Answered, SessionCall};
+use super::session::SessionRecord;
+use super::stream::StreamRefused;
+use crate::context::{Principal, RequestContext};
+use crate::handler::McpHandler;
+use crate::http::{ResponseBody, error_response, json_response, sse_response, status_only};
+use crate::metrics::VersionLabel;
+
+/// A refusal answered before any request is served.
+type Refusal = Box<Response<ResponseBody>>;
+
+/// The session a request belongs to: its id (`None` when served without sessions) and record.
+struct Session {
+    id: Option<String>,
+    record: SessionRecord,
+}
+
+impl McpHandler {
+    /// Answer a 2025-era request: `body` is the parsed POST body (`None` for GET and DELETE).
+    pub(crate) async fn answer_legacy(
+        &self,
+        parts: Arc<http::request::Parts>,
+        principal: Option<Principal>,
+        body: Option<Value>,
+    ) -> Response<ResponseBody> {
+        let result = match (&parts.method, body) {
+            (&Method::POST, Some(body)) => self.legacy_post(parts, principal, body).await,
+            (&Method::GET, _) => self.legacy_get(&parts, principal.as_ref()).await,
+            (&Method::DELETE, _) => self.legacy_delete(&parts, principal.as_ref()).await,
+            _ => Err(Box::new(plain_error(StatusCode::METHOD_NOT_ALLOWED, "Method not allowed"))),
+        };
+        result.unwrap_or_else(|refusal| *refusal)
+    }
+
+    async fn legacy_post(
+        &self,
+        parts: Arc<http::request::Parts>,
+        principal: Option<Principal>,
+        body: Value,
+    ) -> Result<Response<ResponseBody>, Refusal> {
+        let version = header_version(&parts.headers).map_err(|e| Box::new(error_response(None, &e)))?;
+        if body.get("method").and_then(Value::as_str) == Some("initialize") {
+            return self.initialize(&parts, principal.as_ref(), body, version).await;
+        }
+        let session = self.session_of(&parts, principal.as_ref(), version).await?;
+        let parsed = parse_body(body, &session.record.version)
+            .map_err(|rej| Box::new(error_response(rej.id.as_ref(), &rej.error)))?;
+        let mut refused_answers = Vec::new();
+        for message in &parsed.messages {
+            match message {
+                LegacyMessage::Notification { method, .. } => {
+                    tracing::debug!(method, "2025-era notification accepted");
+                }
+                LegacyMessage::Response { id, outcome } => {
+                    if let Err(why) = self.relay_answer(&session, id, outcome.clone()).await {
+                        refused_answers.push(why);
+                    }
+                }
+                LegacyMessage::Request { .. } => {}
+            }
+        }
+        let sse_ok = accepts_sse(&parts);
+        let ctx = RequestContext { principal, parts };
+        let requests: Vec<_> =
+            parsed.requests().map(|(id, method, params)| (id.clone(), method.to_owned(), params.clone())).collect();
+        if requests.is_empty() {
+            return Ok(match refused_answers.first() {
+                None => status_only(StatusCode::ACCEPTED),
+                Some(why) => error_response(None, &RpcError::invalid_request(why.clone())),
+            });
+        }
+        self.count_version(&session.record.version);
+        if !parsed.batch {
+            let (id, method, params) = requests.into_iter().next().expect("one request: checked non-empty above");
+            return Ok(match self.legacy_request(&session, ctx, id, method, params, sse_ok).await {
+                Answered::Json(bytes) => json_response(StatusCode::OK, bytes),
+                Answered::Stream(body) => sse_response(ResponseBody::channel(body)),
+            });
+        }
+        // A batch is answered as one JSON array (no SSE: its answers come together).
+        let mut answers = Vec::with_capacity(requests.len());
+        for (id, method, params) in requests {
+            if let Answered::Json(bytes) = self.legacy_request(&session, ctx.clone(), id, method, params, false).await {
+                answers.push(bytes);
+            }
+        }
+        Ok(json_response(StatusCode::OK, join_array(&answers)))
+    }
+
+    /// `initialize`: negotiate the version, open the session in the fleet (unless stateless),
+    /// and answer with its id in `Mcp-Session-Id`.
+    async fn initialize(
+        &self,
+        parts: &http::request::Parts,
+        principal: Option<&Principal>,
+        body: Value,
+        header_version: &str,
+    ) -> Result<Response<ResponseBody>, Refusal> {
+        let parsed =
+            parse_body(body, header_version).map_err(|rej| Box::new(error_response(rej.id.as_ref(), &rej.error)))?;
+        let Some(LegacyMessage::Request { id, params, .. }) = parsed.messages.into_iter().next() else {
+            let error = RpcError::invalid_request("initialize must be a request");
+            return Err(Box::new(error_response(None, &error)));
+        };
+        let Some(requested) = params.get("protocolVersion").and_then(Value::as_str) else {
+            let error = RpcError::invalid_params("params.protocolVersion must be a string").in_band();
+            return Ok(error_response(Some(&id), &error));
+        };
+        let version = negotiate(requested);
+        let record = SessionRecord::new(version, &params, principal);
+        let session_id = match &self.shared.legacy.sessions {
+            Some(store) => Some(store.create(&record).await.map_err(|e| Box::new(store_unreachable(&e)))?),
+            None => None,
+        };
+        self.shared.metrics.legacy.sessions_created.inc();
+        self.count_version(version);
+        let ctx = RequestContext { principal: principal.cloned(), parts: Arc::new(parts.clone()) };
+        let server = self.shared.factory.server(&ctx);
+        let mut result = json!({
+            "protocolVersion": version,
+            "capabilities": crate::methods::discover::capabilities(&server.snapshot()),
+            "serverInfo": server.info().as_ref(),
+        });
+        if let Some(instructions) = server.instructions() {
+            result["instructions"] = json!(instructions);
+        }
+        let mut response = json_response(StatusCode::OK, encode_result(&id, &result));
+        if let Some(session_id) = session_id
+            && let Ok(value) = HeaderValue::from_str(&session_id)
+        {
+            response.headers_mut().insert(SESSION_HEADER, value);
+        }
+        Ok(response)
+    }
+
+    /// Serve one request of `session`.
+    async fn legacy_request(
+        &self,
+        session: &Session,
+        ctx: RequestContext,
+        id: RequestId,
+        method: String,
+        params: Map<String, Value>,
+        sse_ok: bool,
+    ) -> Answered {
+        let answer = |result: Result<Value, RpcError>| {
+            Answered::Json(match result {
+                Ok(value) => encode_result(&id, &value),
+                Err(error) => encode_error(Some(&id), &error.in_band()),
+            })
+        };
+        match method.as_str() {
+            "ping" => answer(Ok(json!({}))),
+            "initialize" => answer(Err(RpcError::invalid_request("This session is already initialized"))),
+            "logging/setLevel" => answer(self.set_level(session, &params).await),
+            "resources/subscribe" => answer(self.subscription(session, &params, SessionOp::Subscribe).await),
+            "resources/unsubscribe" => answer(self.subscription(session, &params, SessionOp::Unsubscribe).await),
+            // Methods of the 2026 era only.
+            "server/discover" | "subscriptions/listen" => answer(Err(RpcError::method_not_found(&method))),
+            _ => {
+                let call = SessionCall {
+                    handler: self.clone(),
+                    session: session.id.clone(),
+                    record: session.record.clone(),
+                    ctx,
+                    id,
+                    method,
+                    params,
+                    sse_ok,
+                };
+                call.answer().await
+            }
+        }
+    }
+
+    /// `logging/setLevel`: the session's level for every later call's log messages.
+    async fn set_level(&self, session: &Session, params: &Map<String, Value>) -> Result<Value, RpcError> {
+        let level = params
+            .get("level")
+            .and_then(Value::as_str)
+            .filter(|l| LogLevel::parse(l).is_some())
+            .ok_or_else(|| RpcError::invalid_params("params.level must be one of the eight log levels"))?
+            .to_owned();
+        self.update_session(session, |r| r.log_level = Some(level.clone())).await?;
+        Ok(json!({}))
+    }
+
+    /// `resources/subscribe` / `unsubscribe`: change the session's record, then tell the fleet
+    /// (the session's GET stream may be open on any replica).
+    async fn subscription(
+        &self,
+        session: &Session,
+        params: &Map<String, Value>,
+        op: SessionOp,
+    ) -> Result<Value, RpcError> {
+        let uri = params
+            .get("uri")
+            .and_then(Value::as_str)
+            .ok_or_else(|| RpcError::invalid_params("params.uri must be a string"))?
+            .to_owned();
+        let Some(id) = &session.id else {
+            return Err(RpcError::invalid_request("Resource subscriptions need a session (this endpoint serves none)"));
+        };
+        self.update_session(session, |r| {
+            match op {
+                SessionOp::Subscribe => r.subscriptions.insert(uri.clone()),
+                _ => r.subscriptions.remove(&uri),
+            };
+        })
+        .await?;
+        self.publish_session(Change::session(id.clone(), op, Some(uri))).await?;
+        Ok(json!({}))
+    }
+
+    /// Deliver a session change to this node's streams now, then publish it to the fleet (the
+    /// bus's copy is dropped here as a duplicate).
+    async fn publish_session(&self, change: Change) -> Result<(), RpcError> {
+        let event = EventEnvelope::new(change, self.shared.bus.node_id());
+        self.shared.fanout.deliver_local(&event);
+        self.shared.bus.publish_event(event).await.map(|_| ()).map_err(|e| {
+            self.shared.metrics.publish_failures.inc();
+            RpcError::internal(format!("The change was saved but could not be announced to the fleet: {e}"))
+        })
+    }
+
+    async fn update_session(&self, session: &Session, change: impl Fn(&mut SessionRecord)) -> Result<(), RpcError> {
+        let (Some(store), Some(id)) = (&self.shared.legacy.sessions, &session.id) else { return Ok(()) };
+        match store.update(id, change).await {
+            Ok(Some(_)) => Ok(()),
+            Ok(None) => Err(RpcError::invalid_request("The session ended")),
+            Err(e) => Err(RpcError::internal(format!("The session store is unreachable: {e}"))),
+        }
+    }
+
+    /// The client's answer to one of our requests.
+    async fn relay_answer(
+        &self,
+        session: &Session,
+        id: &RequestId,
+        outcome: Result<Value, Value>,
+    ) -> Result<(), String> {
+        let (Some(relay), Some(session)) = (&self.shared.legacy.relay, &session.id) else {
+            return Err("This endpoint sent no request to answer (it serves no sessions)".into());
+        };
+        relay.answer(session, id, outcome).await.map_err(|e| e.to_string())
+    }
+
+    /// `GET`: the session's stream of change notifications.
+    async fn legacy_get(
+        &self,
+        parts: &http::request::Parts,
+        principal: Option<&Principal>,
+    ) -> Result<Response<ResponseBody>, Refusal> {
+        if self.shared.legacy.sessions.is_none() {
+            return Err(Box::new(not_allowed()));
+        }
+        if !accepts_sse(parts) {
+            return Err(Box::new(plain_error(StatusCode::NOT_ACCEPTABLE, "Accept must allow text/event-stream")));
+        }
+        let version = header_version(&parts.headers).map_err(|e| Box::new(error_response(None, &e)))?;
+        let session = self.session_of(parts, principal, version).await?;
+        let Some(id) = &session.id else { return Err(Box::new(not_allowed())) };
+        let resumed = parts.headers.contains_key("last-event-id");
+        let record = session.record;
+        match self.shared.legacy.streams.open(id, record.scope, record.subscriptions, resumed) {
+            Ok(body) => Ok(sse_response(ResponseBody::session_stream(body))),
+            Err(refused @ (StreamRefused::Limit(_) | StreamRefused::Closing)) => {
+                let mut response = plain_error(StatusCode::SERVICE_UNAVAILABLE, &refused.to_string());
+                response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+                Err(Box::new(response))
+            }
+        }
+    }
+
+    /// `DELETE`: end the session on every replica.
+    async fn legacy_delete(
+        &self,
+        parts: &http::request::Parts,
+        principal: Option<&Principal>,
+    ) -> Result<Response<ResponseBody>, Refusal> {
+        let Some(store) = &self.shared.legacy.sessions else { return Err(Box::new(not_allowed())) };
+        let version = header_version(&parts.headers).map_err(|e| Box::new(error_response(None, &e)))?;
+        let session = self.session_of(parts, principal, version).await?;
+        let Some(id) = session.id else { return Err(Box::new(not_allowed())) };
+        store.end(&id).await.map_err(|e| Box::new(store_unreachable(&e)))?;
+        self.shared.metrics.legacy.sessions_ended.inc();
+        if let Err(e) = self.publish_session(Change::session(id, SessionOp::End, None)).await {
+            // The record is gone (404 everywhere); only an open stream elsewhere lingers until
+            // its next renewal finds the session gone.
+            tracing::warn!(error = %e.message, "session end not announced");
+        }
+        Ok(status_only(StatusCode::OK))
+    }
+
+    /// The session named by `Mcp-Session-Id`, or the refusal: 400 without one, 404 unknown or
+    /// ended, 403 another principal's, 503 when the store is unreachable.
+    async fn session_of(
+        &self,
+        parts: &http::request::Parts,
+        principal: Option<&Principal>,
+        header_version: &str,
+    ) -> Result<Session, Refusal> {
+        let Some(store) = &self.shared.legacy.sessions else {
+            return Ok(Session { id: None, record: SessionRecord::stateless(header_version, principal) });
+        };
+        let Some(raw) = parts.headers.get(SESSION_HEADER) else {
+            let message = "Bad Request: the Mcp-Session-Id header is required (send initialize first)";
+            return Err(Box::new(plain_error(StatusCode::BAD_REQUEST, message)));
+        };
+        let id = raw.to_str().unwrap_or("").trim().to_owned();
+        let record = store.load(&id).await.map_err(|e| Box::new(store_unreachable(&e)))?;
+        let Some(record) = record else {
+            self.shared.metrics.legacy.sessions_not_found.inc();
+            return Err(Box::new(plain_error(
+                StatusCode::NOT_FOUND,
+                "Session not found: it ended or expired; send initialize to start a new one",
+            )));
+        };
+        if !record.belongs_to(principal) {
+            return Err(Box::new(plain_error(StatusCode::FORBIDDEN, "This session belongs to another principal")));
+        }
+        Ok(Session { id: Some(id), record })
+    }
+
+    fn count_version(&self, version: &str) {
+        let version = LEGACY_VERSIONS.iter().find(|v| **v == version).copied().unwrap_or("other");
+        self.shared.metrics.legacy.requests.get_or_create(&VersionLabel { version }).inc();
+    }
+}
+
+/// Whether the request's `Accept` admits an SSE response.
+fn accepts_sse(parts: &http::request::Parts) -> bool {
+    crate::http::accepts(parts.headers.get(header::ACCEPT), "text/event-stream")
+}
+
+/// An HTTP-level refusal with a JSON-RPC error body and no id.
+fn plain_error(status: StatusCode, message: &str) -> Response<ResponseBody> {
+    error_response(None, &RpcError::invalid_request(message).with_status(status))
+}
+
+/// 405 for GET/DELETE when the endpoint serves no sessions.
+fn not_allowed() -> Response<ResponseBody> {
+    let mut response = plain_error(StatusCode::METHOD_NOT_ALLOWED, "This endpoint serves no sessions: POST only");
+    response.headers_mut().insert(header::ALLOW, HeaderValue::from_static("POST"));
+    response
+}
+
+fn store_unreachable(error: &mcp_fleet_bus::BusError) -> Response<ResponseBody> {
+    let mut response =
+        plain_error(StatusCode::SERVICE_UNAVAILABLE, &format!("The session store is unreachable: {error}"));
+    response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+    response
+}
+
+/// `[a,b,…]` from encoded messages.
+fn join_array(items: &[Vec<u8>]) -> Vec<u8> {
+    let mut out = vec![b'['];
+    for (i, item) in items.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        out.extend_from_slice(item);
+    }
+    out.push(b']');
+    out
+}

@@ -1,0 +1,142 @@
+//! [`Relay`]: the client's answers to server-to-client requests (sampling, elicitation, roots),
+//! back to the call that waits for them, whichever replica the answer was POSTed to.
+//!
+//! Sending a request marks it as awaited in the `replies` keyspace (`w.<id>` → the session).
+//! An answer POSTed to the waiting node goes straight to the waiter; one POSTed elsewhere is
+//! stored as `r.<id>`, which the waiter polls for. An answer nobody awaits (unknown id, another
+//! session's, or past its timeout) is refused with a clear error instead of vanishing.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use mcp_fleet_bus::{BusError, Keyspace};
+use mcp_fleet_protocol::{RequestId, RpcError};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use tokio::sync::oneshot;
+
+/// How often a waiter looks for an answer POSTed to another replica. An answer to a request
+/// a person reads takes seconds; 25 ms adds little to it and costs one read per interval.
+const POLL_EVERY: Duration = Duration::from_millis(25);
+
+/// A client's answer: its result, or its error object.
+pub(crate) type Answer = Result<Value, Value>;
+
+/// What travels through the keyspace.
+#[derive(Serialize, Deserialize)]
+struct Stored {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    result: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    error: Option<Value>,
+}
+
+/// Why an answer was refused.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum AnswerError {
+    /// No request with this id awaits an answer from this session.
+    #[error("no request with id {0} is waiting for an answer from this session (it timed out, or was never sent)")]
+    NotAwaited(String),
+    /// The fleet's keyspace could not be reached.
+    #[error(transparent)]
+    Bus(#[from] BusError),
+}
+
+/// Answers to server-to-client requests, across the fleet.
+#[derive(Clone)]
+pub(crate) struct Relay {
+    keys: Arc<dyn Keyspace>,
+    /// Waiters on this node: request id → where its answer goes. A std mutex held only to
+    /// insert or take.
+    local: Arc<Mutex<HashMap<String, oneshot::Sender<Answer>>>>,
+    timeout: Duration,
+}
+
+/// One awaited request.
+pub(crate) struct Awaited {
+    id: String,
+    rx: oneshot::Receiver<Answer>,
+}
+
+impl Relay {
+    pub(crate) fn new(keys: Arc<dyn Keyspace>, timeout: Duration) -> Self {
+        Relay { keys, local: Arc::default(), timeout }
+    }
+
+    /// A fresh request id for `session`, awaited from now on.
+    pub(crate) async fn expect(&self, session: &str) -> Result<(RequestId, Awaited), BusError> {
+        let id = format!("mcpf-{:032x}", rand::random::<u128>());
+        let (tx, rx) = oneshot::channel();
+        self.lock().insert(id.clone(), tx);
+        if let Err(e) = self.keys.put(&format!("w.{id}"), session.as_bytes().to_vec()).await {
+            self.lock().remove(&id);
+            return Err(e);
+        }
+        Ok((RequestId::String(id.clone()), Awaited { id, rx }))
+    }
+
+    /// Wait for the answer to `awaited`, up to the configured timeout.
+    pub(crate) async fn wait(&self, mut awaited: Awaited) -> Result<Answer, RpcError> {
+        let deadline = tokio::time::Instant::now() + self.timeout;
+        let key = format!("r.{}", awaited.id);
+        let outcome = loop {
+            tokio::select! {
+                answer = &mut awaited.rx => break answer.map_err(|_| RpcError::internal("The answer channel closed")),
+                _ = tokio::time::sleep(POLL_EVERY) => {}
+            }
+            match self.keys.get(&key).await {
+                Ok(Some(found)) => {
+                    break match serde_json::from_slice::<Stored>(&found.value) {
+                        Ok(Stored { error: Some(error), .. }) => Ok(Err(error)),
+                        Ok(Stored { result, .. }) => Ok(Ok(result.unwrap_or(Value::Null))),
+                        Err(_) => Err(RpcError::internal("The client's answer could not be read back")),
+                    };
+                }
+                Ok(None) => {}
+                Err(e) => tracing::warn!(error = %e, "reading a relayed answer failed; retrying"),
+            }
+            if tokio::time::Instant::now() >= deadline {
+                break Err(RpcError::internal(format!(
+                    "The client did not answer the server's request within {} s",
+                    self.timeout.as_secs()
+                )));
+            }
+        };
+        self.lock().remove(&awaited.id);
+        let _ = self.keys.delete(&format!("w.{}", awaited.id)).await;
+        let _ = self.keys.delete(&key).await;
+        outcome
+    }
+
+    /// Hand `answer` (POSTed by `session`) to the call that waits for it, here or on another
+    /// replica.
+    pub(crate) async fn answer(&self, session: &str, id: &RequestId, answer: Answer) -> Result<(), AnswerError> {
+        let RequestId::String(raw) = id else { return Err(AnswerError::NotAwaited(id.to_json())) };
+        let not_awaited = || AnswerError::NotAwaited(id.to_json());
+        if mcp_fleet_bus::keyspace::check_key(&format!("w.{raw}")).is_err() {
+            return Err(not_awaited());
+        }
+        let Some(owner) = self.keys.get(&format!("w.{raw}")).await? else { return Err(not_awaited()) };
+        if owner.value != session.as_bytes() {
+            return Err(not_awaited());
+        }
+        let local = self.lock().remove(raw);
+        if let Some(tx) = local {
+            // The waiter may have just timed out; then the answer has nobody left to reach.
+            let _ = tx.send(answer);
+            return Ok(());
+        }
+        let stored = match answer {
+            Ok(result) => Stored { result: Some(result), error: None },
+            Err(error) => Stored { result: None, error: Some(error) },
+        };
+        // A Stored of JSON values always serializes.
+        self.keys.put(&format!("r.{raw}"), serde_json::to_vec(&stored).unwrap_or_default()).await?;
+        Ok(())
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, oneshot::Sender<Answer>>> {
+        self.local.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}

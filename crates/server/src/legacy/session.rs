@@ -1,0 +1,215 @@
+//! Sessions of the 2025 era in the fleet: the [`SessionRecord`] a session's requests are served
+//! by, stored through a bus [`Keyspace`] so that any replica can serve any request, with idle
+//! expiry (the keyspace TTL) and compare-and-set updates (two replicas changing one session at
+//! once never lose either change).
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use mcp_fleet_bus::{BusError, Keyspace};
+use mcp_fleet_protocol::envelope::{LogLevel, RequestMeta};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::context::Principal;
+
+/// Everything a session's later requests need, whichever replica serves them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(crate) struct SessionRecord {
+    /// The negotiated protocol version.
+    #[serde(rename = "v")]
+    pub(crate) version: String,
+    /// The client's capabilities from `initialize`.
+    #[serde(rename = "c", default)]
+    pub(crate) capabilities: Map<String, Value>,
+    /// The client's `clientInfo`.
+    #[serde(rename = "i", default, skip_serializing_if = "Option::is_none")]
+    pub(crate) client_info: Option<Value>,
+    /// The level set with `logging/setLevel` (no log messages before one is set).
+    #[serde(rename = "l", default, skip_serializing_if = "Option::is_none")]
+    pub(crate) log_level: Option<String>,
+    /// URIs subscribed with `resources/subscribe`.
+    #[serde(rename = "s", default, skip_serializing_if = "BTreeSet::is_empty")]
+    pub(crate) subscriptions: BTreeSet<String>,
+    /// The principal that created the session; only it may use the session.
+    #[serde(rename = "p", default, skip_serializing_if = "Option::is_none")]
+    pub(crate) principal: Option<String>,
+    /// Its tenant scope: the GET stream hears global events and this scope's.
+    #[serde(rename = "t", default, skip_serializing_if = "Option::is_none")]
+    pub(crate) scope: Option<String>,
+    /// When the record was last written (ms since the epoch): requests renew it past a
+    /// quarter of the TTL.
+    #[serde(rename = "w", default)]
+    pub(crate) written_ms: u64,
+}
+
+impl SessionRecord {
+    /// A new session for `principal` speaking `version`.
+    pub(crate) fn new(version: &str, params: &Map<String, Value>, principal: Option<&Principal>) -> Self {
+        SessionRecord {
+            version: version.to_owned(),
+            capabilities: params.get("capabilities").and_then(Value::as_object).cloned().unwrap_or_default(),
+            client_info: params.get("clientInfo").filter(|v| v.is_object()).cloned(),
+            log_level: None,
+            subscriptions: BTreeSet::new(),
+            principal: principal.map(|p| p.id.clone()),
+            scope: principal.and_then(|p| p.scope.clone()),
+            written_ms: mcp_fleet_bus::envelope::now_ms(),
+        }
+    }
+
+    /// The record of a request served without a session (stateless mode).
+    pub(crate) fn stateless(version: &str, principal: Option<&Principal>) -> Self {
+        SessionRecord::new(version, &Map::new(), principal)
+    }
+
+    /// The 2026-style envelope the shared methods are served with: this session's version,
+    /// capabilities, client info and log level, and the request's own progress token.
+    pub(crate) fn meta(&self, params: &Map<String, Value>) -> RequestMeta {
+        let progress_token = params
+            .get("_meta")
+            .and_then(|m| m.get("progressToken"))
+            .filter(|t| t.is_string() || t.is_number())
+            .cloned();
+        RequestMeta {
+            protocol_version: self.version.clone(),
+            client_capabilities: self.capabilities.clone(),
+            client_info: self.client_info.clone(),
+            log_level: self.log_level.as_deref().and_then(LogLevel::parse),
+            progress_token,
+        }
+    }
+
+    /// Whether `principal` may use this session: the one that created it, and no other.
+    pub(crate) fn belongs_to(&self, principal: Option<&Principal>) -> bool {
+        self.principal.as_deref() == principal.map(|p| p.id.as_str())
+    }
+}
+
+/// Session ids are 128 random bits in lowercase hex: unguessable, visible ASCII (0x21–0x7E,
+/// 2025-11-25 §Session Management), and a valid keyspace key.
+pub(crate) fn new_session_id() -> String {
+    format!("{:032x}", rand::random::<u128>())
+}
+
+/// Whether `id` could be one of ours (anything else is unknown without a round trip).
+fn is_session_id(id: &str) -> bool {
+    id.len() == 32 && id.bytes().all(|b| b.is_ascii_hexdigit())
+}
+
+/// Most attempts of one compare-and-set update before it reports contention.
+const UPDATE_ATTEMPTS: usize = 16;
+
+/// The fleet's session records (a cheap clone).
+#[derive(Clone)]
+pub(crate) struct SessionStore {
+    keys: Arc<dyn Keyspace>,
+}
+
+impl SessionStore {
+    pub(crate) fn new(keys: Arc<dyn Keyspace>) -> Self {
+        SessionStore { keys }
+    }
+
+    /// Store a new session; answers its id.
+    pub(crate) async fn create(&self, record: &SessionRecord) -> Result<String, BusError> {
+        let bytes = encode(record);
+        loop {
+            let id = new_session_id();
+            if self.keys.create(&id, bytes.clone()).await?.is_some() {
+                return Ok(id);
+            }
+            // A 128-bit collision: draw again.
+        }
+    }
+
+    /// The live session `id` and its revision, renewed when it was last written more than a
+    /// quarter of the TTL ago (so an active session never expires, and most requests cost one
+    /// read).
+    pub(crate) async fn load(&self, id: &str) -> Result<Option<SessionRecord>, BusError> {
+        if !is_session_id(id) {
+            return Ok(None);
+        }
+        let Some(found) = self.keys.get(id).await? else { return Ok(None) };
+        let Some(mut record) = decode(&found.value) else {
+            tracing::warn!(session = id, "undecodable session record: treated as unknown");
+            return Ok(None);
+        };
+        let now = mcp_fleet_bus::envelope::now_ms();
+        let renew_after = (self.keys.ttl().as_millis() / 4) as u64;
+        if now.saturating_sub(record.written_ms) > renew_after {
+            record.written_ms = now;
+            // Losing this race means another request just wrote (and so renewed) it.
+            self.keys.compare_and_set(id, found.revision, encode(&record)).await?;
+        }
+        Ok(Some(record))
+    }
+
+    /// Change session `id` with `change` (compare-and-set, retried on contention); answers the
+    /// new record, or `None` if the session is gone.
+    pub(crate) async fn update(
+        &self,
+        id: &str,
+        change: impl Fn(&mut SessionRecord),
+    ) -> Result<Option<SessionRecord>, BusError> {
+        for _ in 0..UPDATE_ATTEMPTS {
+            let Some(found) = self.keys.get(id).await? else { return Ok(None) };
+            let Some(mut record) = decode(&found.value) else { return Ok(None) };
+            change(&mut record);
+            record.written_ms = mcp_fleet_bus::envelope::now_ms();
+            if self.keys.compare_and_set(id, found.revision, encode(&record)).await?.is_some() {
+                return Ok(Some(record));
+            }
+        }
+        Err(BusError::Backend(format!("session {id} kept changing under {UPDATE_ATTEMPTS} updates")))
+    }
+
+    /// End session `id` everywhere; answers whether it was live.
+    pub(crate) async fn end(&self, id: &str) -> Result<bool, BusError> {
+        if !is_session_id(id) {
+            return Ok(false);
+        }
+        self.keys.delete(id).await
+    }
+}
+
+fn encode(record: &SessionRecord) -> Vec<u8> {
+    // A plain struct of strings, maps and sets always serializes.
+    serde_json::to_vec(record).unwrap_or_default()
+}
+
+fn decode(bytes: &[u8]) -> Option<SessionRecord> {
+    serde_json::from_slice(bytes).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_record_round_trips_and_serves_the_envelope() {
+        let params = json!({"capabilities": {"sampling": {}}, "clientInfo": {"name": "c", "version": "1"}});
+        let principal = Principal::new("alice", Some("acme".into()));
+        let mut record = SessionRecord::new("2025-06-18", params.as_object().unwrap(), Some(&principal));
+        record.log_level = Some("debug".into());
+        record.subscriptions.insert("test://a".into());
+        assert_eq!(decode(&encode(&record)).unwrap(), record);
+        let meta = record.meta(json!({"_meta": {"progressToken": 7}}).as_object().unwrap());
+        assert_eq!(meta.protocol_version, "2025-06-18");
+        assert_eq!(meta.log_level, Some(LogLevel::Debug));
+        assert_eq!(meta.progress_token, Some(json!(7)));
+        assert!(meta.missing_capabilities(&json!({"sampling": {}})).is_none());
+        assert!(record.belongs_to(Some(&principal)));
+        assert!(!record.belongs_to(Some(&Principal::new("mallory", None))));
+        assert!(!record.belongs_to(None));
+    }
+
+    #[test]
+    fn session_ids_are_visible_ascii_and_recognised() {
+        let id = new_session_id();
+        assert!(is_session_id(&id) && id.bytes().all(|b| (0x21..=0x7e).contains(&b)));
+        assert_ne!(id, new_session_id());
+        assert!(!is_session_id("../etc") && !is_session_id(""));
+    }
+}

@@ -1,0 +1,399 @@
+//! [`SessionStreams`]: the GET streams of 2025-era sessions open on this node, and the
+//! [`SessionStreamBody`] that writes one.
+//!
+//! A GET stream hears what the session follows — every list change, and `resources/updated`
+//! for the URIs it subscribed — from change events published on any node, through the same
+//! fanout as listen streams (deduplicated, gap-aware). Like a listen stream it coalesces: at
+//! most one pending notification per list and per URI, so a slow reader costs bounded memory
+//! and the last notification it reads is newer than every change it missed.
+//!
+//! Session events ([`EventKind::SessionChanged`]) keep each stream's subscriptions current
+//! wherever `resources/subscribe` was served: they travel the bus in order with the resource
+//! updates, so an update published after a subscription was acknowledged is never filtered out
+//! by a stream that has not heard of it yet. Every event written carries an SSE id; a client
+//! reconnecting with `Last-Event-ID` (to any replica) first gets a notification for every list
+//! and every subscribed URI — the gap rule: what it may have missed is invalidated, never
+//! silently lost.
+
+use std::collections::{BTreeSet, HashMap};
+use std::convert::Infallible;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError, RwLock};
+use std::task::{Context, Poll};
+
+use atomic_waker::AtomicWaker;
+use bytes::Bytes;
+use http_body::{Body, Frame};
+use mcp_fleet_bus::envelope::SessionOp;
+use mcp_fleet_bus::{EventEnvelope, EventKind};
+use mcp_fleet_protocol::methods::RESOURCE_UPDATED;
+use mcp_fleet_protocol::{ListKind, jsonrpc::encode_notification, sse};
+use serde_json::json;
+
+use crate::metrics::Metrics;
+
+/// What one GET stream still has to write.
+#[derive(Debug, Default)]
+struct Pending {
+    /// URIs the session subscribed (kept current by session events).
+    subscriptions: BTreeSet<String>,
+    /// Pending list changes, by [`ListKind::ANNOUNCED`] position.
+    lists: [bool; 3],
+    /// Pending resource updates.
+    uris: BTreeSet<String>,
+    keepalive: bool,
+    closing: bool,
+    /// The number of the next event id.
+    next_event: u64,
+}
+
+impl Pending {
+    /// Mark everything the session follows (the gap rule).
+    fn invalidate(&mut self) {
+        self.lists = [true; 3];
+        self.uris = self.subscriptions.clone();
+    }
+
+    /// Write everything pending as SSE events with ids `<prefix>-<n>`; answers how many.
+    fn drain_into(&mut self, buf: &mut Vec<u8>, prefix: &str) -> usize {
+        let mut written = 0;
+        let mut write = |buf: &mut Vec<u8>, next: &mut u64, json: Vec<u8>| {
+            sse::write_event_with_id(buf, &format!("{prefix}-{next}"), &json);
+            *next += 1;
+            written += 1;
+        };
+        for (list, pending) in ListKind::ANNOUNCED.iter().zip(self.lists.iter_mut()) {
+            if std::mem::take(pending) {
+                write(buf, &mut self.next_event, encode_notification(list.list_changed(), &json!({})));
+            }
+        }
+        for uri in std::mem::take(&mut self.uris) {
+            write(buf, &mut self.next_event, encode_notification(RESOURCE_UPDATED, &json!({"uri": uri})));
+        }
+        written
+    }
+}
+
+/// One open GET stream.
+pub(crate) struct SessionStream {
+    key: u64,
+    session: String,
+    scope: Option<String>,
+    /// Event ids are `<prefix>-<n>`: the prefix names this stream, so ids never repeat.
+    prefix: String,
+    pending: Mutex<Pending>,
+    waker: AtomicWaker,
+}
+
+impl SessionStream {
+    fn state(&self) -> MutexGuard<'_, Pending> {
+        // Each change is one field update; a panic cannot leave the set half-changed.
+        self.pending.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn update(&self, change: impl FnOnce(&mut Pending)) {
+        change(&mut self.state());
+        self.waker.wake();
+    }
+
+    /// Whether an event in `scope` reaches this stream (global events reach everyone).
+    fn hears(&self, scope: Option<&str>) -> bool {
+        scope.is_none() || scope == self.scope.as_deref()
+    }
+}
+
+/// Why a GET stream was refused.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum StreamRefused {
+    /// The node's limit of GET streams is reached.
+    #[error("This replica holds its limit of {0} session streams; retry on another replica")]
+    Limit(usize),
+    /// The node is shutting down.
+    #[error("This replica is shutting down; reconnect to another replica")]
+    Closing,
+}
+
+/// Every GET stream of this node. Cheap to clone.
+#[derive(Clone)]
+pub(crate) struct SessionStreams {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    /// Read-locked to deliver, write-locked to (un)register; never held across `.await`.
+    streams: RwLock<HashMap<u64, Arc<SessionStream>>>,
+    next_key: AtomicU64,
+    closing: AtomicBool,
+    max_streams: usize,
+    metrics: Metrics,
+}
+
+impl SessionStreams {
+    pub(crate) fn new(max_streams: usize, metrics: Metrics) -> Self {
+        let inner = Inner {
+            streams: RwLock::default(),
+            next_key: AtomicU64::new(1),
+            closing: AtomicBool::new(false),
+            max_streams,
+            metrics,
+        };
+        SessionStreams { inner: Arc::new(inner) }
+    }
+
+    /// Open the GET stream of `session` (its current subscriptions given). A stream of the same
+    /// session already open here ends: the client replaced it. `resumed` (a `Last-Event-ID`
+    /// came along) starts it with the gap rule's invalidation.
+    pub(crate) fn open(
+        &self,
+        session: &str,
+        scope: Option<String>,
+        subscriptions: BTreeSet<String>,
+        resumed: bool,
+    ) -> Result<SessionStreamBody, StreamRefused> {
+        let key = self.inner.next_key.fetch_add(1, Ordering::Relaxed);
+        let mut pending = Pending { subscriptions, ..Pending::default() };
+        if resumed {
+            pending.invalidate();
+        }
+        let stream = Arc::new(SessionStream {
+            key,
+            session: session.to_owned(),
+            scope,
+            prefix: format!("{:016x}", rand::random::<u64>()),
+            pending: Mutex::new(pending),
+            waker: AtomicWaker::new(),
+        });
+        {
+            let mut streams = self.write();
+            if self.inner.closing.load(Ordering::Acquire) {
+                return Err(StreamRefused::Closing);
+            }
+            let mut replaced = 0;
+            for old in streams.values().filter(|s| s.session == session) {
+                old.update(|p| p.closing = true);
+                replaced += 1;
+            }
+            if streams.len() - replaced >= self.inner.max_streams {
+                self.inner.metrics.legacy.streams_refused.inc();
+                return Err(StreamRefused::Limit(self.inner.max_streams));
+            }
+            streams.insert(key, stream.clone());
+        }
+        self.inner.metrics.legacy.streams_open.inc();
+        if resumed {
+            self.inner.metrics.legacy.resumes.inc();
+        }
+        Ok(SessionStreamBody { stream, streams: self.clone(), done: false })
+    }
+
+    /// Deliver one change event to the streams it concerns.
+    pub(crate) fn deliver(&self, event: &EventEnvelope) {
+        let scope = event.scope.as_deref();
+        let streams = self.read();
+        match (event.kind, &event.session, &event.uri) {
+            (EventKind::SessionChanged, Some(change), uri) => {
+                for stream in streams.values().filter(|s| s.session == change.session) {
+                    stream.update(|p| match (change.op, uri) {
+                        (SessionOp::Subscribe, Some(uri)) => {
+                            p.subscriptions.insert(uri.clone());
+                        }
+                        (SessionOp::Unsubscribe, Some(uri)) => {
+                            p.subscriptions.remove(uri);
+                            p.uris.remove(uri);
+                        }
+                        (SessionOp::End, _) => p.closing = true,
+                        _ => {}
+                    });
+                }
+            }
+            (EventKind::ResourceUpdated, _, Some(uri)) => {
+                for stream in streams.values().filter(|s| s.hears(scope)) {
+                    let mut state = stream.state();
+                    if state.subscriptions.contains(uri) {
+                        state.uris.insert(uri.clone());
+                        drop(state);
+                        stream.waker.wake();
+                    }
+                }
+            }
+            (kind, _, _) => {
+                let Some(slot) = ListKind::ANNOUNCED.iter().position(|l| crate::notify::list_event(*l) == kind) else {
+                    return;
+                };
+                for stream in streams.values().filter(|s| s.hears(scope)) {
+                    stream.update(|p| p.lists[slot] = true);
+                }
+            }
+        }
+    }
+
+    /// After a bus gap: every stream hears of every list and every subscribed URI.
+    pub(crate) fn invalidate_all(&self) {
+        for stream in self.read().values() {
+            stream.update(Pending::invalidate);
+        }
+    }
+
+    /// Mark every stream for a keepalive comment (written only if it has nothing else to say).
+    pub(crate) fn tick(&self) {
+        for stream in self.read().values() {
+            stream.update(|p| p.keepalive = true);
+        }
+    }
+
+    /// The sessions of the open streams (for renewing them while their streams are open).
+    pub(crate) fn sessions(&self) -> Vec<String> {
+        self.read().values().map(|s| s.session.clone()).collect()
+    }
+
+    /// End the streams of `session` (it ended or expired).
+    pub(crate) fn close_session(&self, session: &str) {
+        for stream in self.read().values().filter(|s| s.session == session) {
+            stream.update(|p| p.closing = true);
+        }
+    }
+
+    /// Refuse new streams and end every open one (shutdown).
+    pub(crate) fn close_all(&self) {
+        let streams = self.write();
+        self.inner.closing.store(true, Ordering::Release);
+        for stream in streams.values() {
+            stream.update(|p| p.closing = true);
+        }
+    }
+
+    /// Open GET streams.
+    pub(crate) fn open_streams(&self) -> usize {
+        self.read().len()
+    }
+
+    fn unregister(&self, stream: &SessionStream) {
+        if self.write().remove(&stream.key).is_some() {
+            self.inner.metrics.legacy.streams_open.dec();
+        }
+    }
+
+    fn read(&self) -> std::sync::RwLockReadGuard<'_, HashMap<u64, Arc<SessionStream>>> {
+        // Single map operations: a panic elsewhere cannot leave the map half-updated.
+        self.inner.streams.read().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn write(&self) -> std::sync::RwLockWriteGuard<'_, HashMap<u64, Arc<SessionStream>>> {
+        self.inner.streams.write().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// The SSE body of one GET stream, polled by the connection task (no task of its own).
+/// Dropping it (client gone) unregisters the stream.
+pub(crate) struct SessionStreamBody {
+    stream: Arc<SessionStream>,
+    streams: SessionStreams,
+    done: bool,
+}
+
+impl std::fmt::Debug for SessionStreamBody {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SessionStreamBody").field("key", &self.stream.key).field("done", &self.done).finish()
+    }
+}
+
+impl Body for SessionStreamBody {
+    type Data = Bytes;
+    type Error = Infallible;
+
+    fn poll_frame(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
+        if self.done {
+            return Poll::Ready(None);
+        }
+        // Register before looking, so a delivery racing with this poll still wakes us.
+        self.stream.waker.register(cx.waker());
+        let mut buf = Vec::new();
+        let mut state = self.stream.state();
+        let written = state.drain_into(&mut buf, &self.stream.prefix);
+        if buf.is_empty() && state.keepalive {
+            buf.extend_from_slice(sse::KEEPALIVE);
+        }
+        state.keepalive = false;
+        let closing = state.closing;
+        drop(state);
+        self.streams.inner.metrics.legacy.frames_written.inc_by(written as u64);
+        if closing {
+            self.done = true;
+        }
+        match (buf.is_empty(), closing) {
+            (false, _) => Poll::Ready(Some(Ok(Frame::data(Bytes::from(buf))))),
+            (true, true) => Poll::Ready(None),
+            (true, false) => Poll::Pending,
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.done
+    }
+}
+
+impl Drop for SessionStreamBody {
+    fn drop(&mut self) {
+        self.streams.unregister(&self.stream);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mcp_fleet_bus::Change;
+    use std::future::poll_fn;
+
+    fn event(change: Change) -> EventEnvelope {
+        EventEnvelope::new(change, "n")
+    }
+
+    async fn next_text(body: &mut SessionStreamBody) -> String {
+        let frame = poll_fn(|cx| Pin::new(&mut *body).poll_frame(cx)).await.unwrap().unwrap();
+        String::from_utf8(frame.into_data().unwrap().to_vec()).unwrap()
+    }
+
+    #[tokio::test]
+    async fn hears_lists_and_only_subscribed_uris_kept_current_by_session_events() {
+        let streams = SessionStreams::new(10, Metrics::default());
+        let mut body = streams.open("s1", None, BTreeSet::new(), false).unwrap();
+        streams.deliver(&event(Change::resource("test://a")));
+        streams.deliver(&event(Change::session("s1", SessionOp::Subscribe, Some("test://a".into()))));
+        streams.deliver(&event(Change::session("other", SessionOp::Subscribe, Some("test://b".into()))));
+        streams.deliver(&event(Change::resource("test://a")));
+        streams.deliver(&event(Change::resource("test://b")));
+        streams.deliver(&event(Change::list(EventKind::ToolsListChanged)));
+        let text = next_text(&mut body).await;
+        assert!(text.contains("notifications/tools/list_changed"), "{text}");
+        assert_eq!(text.matches("notifications/resources/updated").count(), 1, "{text}");
+        assert!(text.contains("test://a") && !text.contains("test://b"), "{text}");
+        assert!(text.starts_with("id: ") && text.contains("-0\nevent: message\ndata: {"), "{text}");
+        streams.deliver(&event(Change::session("s1", SessionOp::End, None)));
+        assert!(poll_fn(|cx| Pin::new(&mut body).poll_frame(cx)).await.is_none());
+    }
+
+    #[tokio::test]
+    async fn a_resumed_stream_starts_with_the_gap_invalidation_and_scopes_are_kept_apart() {
+        let streams = SessionStreams::new(10, Metrics::default());
+        let subs = BTreeSet::from(["test://w".to_owned()]);
+        let mut body = streams.open("s1", Some("acme".into()), subs, true).unwrap();
+        let text = next_text(&mut body).await;
+        for method in ["tools/list_changed", "prompts/list_changed", "resources/list_changed", "resources/updated"] {
+            assert!(text.contains(method), "{method}: {text}");
+        }
+        streams.deliver(&event(Change::list(EventKind::PromptsListChanged).in_scope("other")));
+        streams.deliver(&event(Change::list(EventKind::ToolsListChanged).in_scope("acme")));
+        let text = next_text(&mut body).await;
+        assert!(text.contains("tools/list_changed") && !text.contains("prompts"), "{text}");
+    }
+
+    #[tokio::test]
+    async fn a_second_stream_of_a_session_replaces_the_first_and_the_limit_holds() {
+        let streams = SessionStreams::new(1, Metrics::default());
+        let mut first = streams.open("s1", None, BTreeSet::new(), false).unwrap();
+        assert!(matches!(streams.open("s2", None, BTreeSet::new(), false), Err(StreamRefused::Limit(1))));
+        let _second = streams.open("s1", None, BTreeSet::new(), false).expect("a replacement is not a new stream");
+        assert!(poll_fn(|cx| Pin::new(&mut first).poll_frame(cx)).await.is_none(), "the replaced stream ends");
+    }
+}
