@@ -7,14 +7,16 @@ use std::time::Duration;
 
 use async_nats::connection::State;
 use async_nats::jetstream;
+use mcp_fleet_bus::keyspace::check_open;
 use mcp_fleet_bus::{
-    BoxFuture, BusCounters, BusError, BusStatus, BusStream, EventEnvelope, Member, ServerEventBus, StatusCell,
+    BoxFuture, BusCounters, BusError, BusStatus, BusStream, EventEnvelope, Keyspace, Member, ServerEventBus, StatusCell,
 };
 
 use crate::connection::{self, ConnWatch};
+use crate::keyspace::NatsKeyspace;
 use crate::members::Members;
 use crate::options::{NatsBusOptions, NatsMode};
-use crate::{core, jetstream as js_mode};
+use crate::{core, jetstream as js_mode, unavailable_when_down};
 
 /// A [`ServerEventBus`] on NATS. Cheap to clone; clones share one connection.
 ///
@@ -116,16 +118,22 @@ impl NatsBus {
                 core::publish(&inner.client, &inner.options, epoch, &inner.core_version, env).await
             }
         };
-        match result {
-            Ok(env) => {
-                BusCounters::bump(&inner.counters.published);
-                Ok(env)
-            }
-            Err(BusError::Backend(msg)) if inner.client.connection_state() != State::Connected => {
-                Err(BusError::Unavailable(msg))
-            }
-            Err(err) => Err(err),
+        let env = result.map_err(|err| unavailable_when_down(&inner.client, err))?;
+        BusCounters::bump(&inner.counters.published);
+        Ok(env)
+    }
+
+    /// Open the keyspace `name` (see `crate::keyspace`): JetStream mode only.
+    async fn open_keyspace(&self, name: String, ttl: Duration) -> Result<Arc<dyn Keyspace>, BusError> {
+        check_open(&name, ttl)?;
+        let inner = &self.inner;
+        if inner.options.mode != NatsMode::JetStream {
+            return Err(BusError::Config(format!(
+                "keyspaces need JetStream (keyspace {name:?}): core NATS stores nothing; use mode=jetstream"
+            )));
         }
+        let keyspace = NatsKeyspace::open(inner.client.clone(), &inner.js, &inner.options, &name, ttl).await?;
+        Ok(Arc::new(keyspace))
     }
 
     async fn start_consumer(&self) -> Result<BusStream, BusError> {
@@ -175,6 +183,10 @@ impl ServerEventBus for NatsBus {
                 None => Ok(()),
             }
         })
+    }
+
+    fn keyspace(&self, name: &str, ttl: Duration) -> BoxFuture<'_, Result<Arc<dyn Keyspace>, BusError>> {
+        Box::pin(self.open_keyspace(name.to_owned(), ttl))
     }
 
     fn node_id(&self) -> &str {

@@ -5,6 +5,10 @@
 //! - [`subject`]: event subjects `<prefix>.<scope token>.<kind>`.
 //! - `connection`: connecting, credentials, connection events.
 //! - `jetstream`, `core`: publishing and the consumer task of each mode.
+//! - `members`: fleet membership (a watched key-value bucket, or heartbeats in core mode).
+//! - `keyspace`: the [`Keyspace`](mcp_fleet_bus::Keyspace) that
+//!   [`ServerEventBus::keyspace`] opens: a key-value
+//!   bucket per keyspace, its `max_age` the TTL (JetStream mode only).
 //!
 //! # Delivery
 //!
@@ -41,6 +45,7 @@ pub mod bus;
 mod connection;
 mod core;
 mod jetstream;
+mod keyspace;
 mod members;
 pub mod options;
 pub mod subject;
@@ -70,6 +75,17 @@ pub async fn connect(url: &str, node_id: &str) -> Result<Arc<dyn ServerEventBus>
 /// the connection is down).
 fn backend_error(err: impl std::fmt::Display) -> BusError {
     BusError::Backend(err.to_string())
+}
+
+/// `err` as the caller should see it: a [`BusError::Backend`] while the connection is not up is
+/// [`BusError::Unavailable`] (retryable).
+fn unavailable_when_down(client: &async_nats::Client, err: BusError) -> BusError {
+    match err {
+        BusError::Backend(msg) if client.connection_state() != async_nats::connection::State::Connected => {
+            BusError::Unavailable(msg)
+        }
+        err => err,
+    }
 }
 
 /// Bound `future` by `timeout`.

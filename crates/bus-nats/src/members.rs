@@ -22,6 +22,7 @@ use mcp_fleet_bus::{Backoff, BusError, Member};
 use serde::{Deserialize, Serialize};
 use tokio::time::Instant;
 
+use crate::keyspace::kv_bucket;
 use crate::options::{NatsBusOptions, NatsMode};
 use crate::{backend_error, within};
 
@@ -77,7 +78,9 @@ impl Members {
         let map = MemberMap::default();
         let (transport, feed) = match options.mode {
             NatsMode::JetStream => {
-                let store = bucket(&js, &options, ttl).await?;
+                // The membership bucket; one whose max age differs is used as it is.
+                let bucket = format!("{}_MEMBERS", options.stream_name);
+                let store = kv_bucket(&js, &options, &bucket, ttl, false).await?;
                 let feed = tokio::spawn(watch_bucket(store.clone(), map.clone(), options.clone(), ttl));
                 (Transport::Kv(Box::new(store)), feed)
             }
@@ -150,30 +153,6 @@ impl Members {
         // Entries are inserted and removed whole.
         self.map.lock().unwrap_or_else(PoisonError::into_inner)
     }
-}
-
-/// The membership bucket, created (with `ttl` as its max age) if missing.
-///
-/// The bucket's stream is created directly, with the key-value conventions (`KV_<bucket>`,
-/// subjects `$KV.<bucket>.>`, one message per subject, rollups, direct gets, discard new):
-/// async-nats's `create_key_value` first asks for the account's info, whose answer it cannot
-/// read from NATS servers before 2.10, which are still common.
-async fn bucket(js: &jetstream::Context, options: &NatsBusOptions, ttl: Duration) -> Result<kv::Store, BusError> {
-    let bucket = format!("{}_MEMBERS", options.stream_name);
-    let config = jetstream::stream::Config {
-        name: format!("KV_{bucket}"),
-        subjects: vec![format!("$KV.{bucket}.>")],
-        max_messages_per_subject: 1,
-        max_age: ttl,
-        allow_rollup: true,
-        deny_delete: true,
-        allow_direct: true,
-        discard: jetstream::stream::DiscardPolicy::New,
-        num_replicas: options.replicas,
-        ..Default::default()
-    };
-    within(options.connect_timeout, js.get_or_create_stream(config)).await?.map_err(backend_error)?;
-    within(options.publish_timeout, js.get_key_value(bucket)).await?.map_err(backend_error)
 }
 
 /// KV keys allow `[-/_=.a-zA-Z0-9]`; anything else in a node id is replaced.

@@ -1,6 +1,7 @@
 //! The NATS backend against a real NATS server with JetStream (127.0.0.1:4222, or
-//! `MCP_FLEET_NATS_URL`): the shared suite in both modes, delivery across forced reconnects,
-//! and gaps from retention and reconnects. Each test uses its own stream and subject prefix.
+//! `MCP_FLEET_NATS_URL`): the shared suite in both modes, the membership and keyspace suites,
+//! delivery across forced reconnects, and gaps from retention and reconnects. Each test uses
+//! its own stream and subject prefix.
 //!
 //! Without a reachable NATS each test prints `skipped: …` and passes, unless
 //! `MCP_FLEET_REQUIRE_BROKERS=1`.
@@ -11,7 +12,7 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use mcp_fleet_bus::testing::{self, SuiteOptions, next_event, next_item, wait_until};
-use mcp_fleet_bus::{BusItem, Change, EventKind, GapReason, ServerEventBus};
+use mcp_fleet_bus::{BoxFuture, BusItem, Change, EventKind, GapReason, ServerEventBus};
 use mcp_fleet_bus_nats::{NatsBus, NatsBusOptions, NatsMode};
 
 const TEST_TIMEOUT: Duration = Duration::from_secs(20);
@@ -50,6 +51,14 @@ fn as_node(options: &NatsBusOptions, node: &str) -> NatsBusOptions {
     options
 }
 
+/// `make_node` for the shared suites: node `i` connects with `base` as `node-<i>`.
+fn nodes(base: &NatsBusOptions) -> impl Fn(usize) -> BoxFuture<'static, Arc<dyn ServerEventBus>> + '_ {
+    move |i| {
+        let options = as_node(base, &format!("node-{i}"));
+        Box::pin(async move { Arc::new(NatsBus::connect(options).await.expect("connect")) as Arc<dyn ServerEventBus> })
+    }
+}
+
 async fn cleanup(admin: &async_nats::jetstream::Context, options: &NatsBusOptions) {
     let _ = admin.delete_stream(&options.stream_name).await;
 }
@@ -57,13 +66,7 @@ async fn cleanup(admin: &async_nats::jetstream::Context, options: &NatsBusOption
 async fn run_suite_in(mode: NatsMode, suite_options: SuiteOptions) {
     let Some(admin) = admin().await else { return };
     let base = options("suite", "node", mode);
-    let suite = testing::run_suite_with(
-        |i| {
-            let options = as_node(&base, &format!("node-{i}"));
-            async move { Arc::new(NatsBus::connect(options).await.expect("connect")) as Arc<dyn ServerEventBus> }
-        },
-        suite_options,
-    );
+    let suite = testing::run_suite_with(nodes(&base), suite_options);
     tokio::time::timeout(TEST_TIMEOUT, suite).await.expect("suite finished in time");
     cleanup(&admin, &base).await;
 }
@@ -81,13 +84,7 @@ async fn core_passes_the_shared_bus_suite_with_per_publisher_versions() {
 async fn membership_suite_in(mode: NatsMode) {
     let Some(admin) = admin().await else { return };
     let base = options("members", "node", mode);
-    let suite = testing::run_membership_suite(
-        |i| {
-            let options = as_node(&base, &format!("node-{i}"));
-            async move { Arc::new(NatsBus::connect(options).await.expect("connect")) as Arc<dyn ServerEventBus> }
-        },
-        Duration::from_millis(1000),
-    );
+    let suite = testing::run_membership_suite(nodes(&base), Duration::from_millis(1000));
     tokio::time::timeout(TEST_TIMEOUT, suite).await.expect("suite finished in time");
     let _ = admin.delete_key_value(format!("{}_MEMBERS", base.stream_name)).await;
     cleanup(&admin, &base).await;
@@ -101,6 +98,54 @@ async fn jetstream_passes_the_membership_suite() {
 #[tokio::test]
 async fn core_passes_the_membership_suite() {
     membership_suite_in(NatsMode::Core).await;
+}
+
+/// Delete the buckets of the keyspaces `names` of `options`'s bus.
+async fn delete_keyspaces(admin: &async_nats::jetstream::Context, options: &NatsBusOptions, names: &[&str]) {
+    for name in names {
+        let _ = admin.delete_key_value(format!("{}_KS_{name}", options.stream_name)).await;
+    }
+}
+
+#[tokio::test]
+async fn jetstream_passes_the_keyspace_suite() {
+    let Some(admin) = admin().await else { return };
+    let base = options("keyspace", "node", NatsMode::JetStream);
+    // The server ages messages out on a timer: expiry is late by up to about a second.
+    let suite = testing::run_keyspace_suite(
+        nodes(&base),
+        testing::KeyspaceSuiteOptions { ttl: Duration::from_secs(1), expiry_slack: Duration::from_millis(1500) },
+    );
+    tokio::time::timeout(TEST_TIMEOUT, suite).await.expect("suite finished in time");
+    delete_keyspaces(&admin, &base, &testing::KEYSPACE_SUITE_NAMES).await;
+    cleanup(&admin, &base).await;
+}
+
+#[tokio::test]
+async fn a_keyspace_opened_with_another_ttl_updates_its_bucket() {
+    let Some(admin) = admin().await else { return };
+    let base = options("keyspace_ttl", "node", NatsMode::JetStream);
+    let bus = NatsBus::connect(base.clone()).await.expect("connect");
+    let first = bus.keyspace("sessions", Duration::from_secs(60)).await.expect("open");
+    let revision = first.put("k", b"v".to_vec()).await.expect("put");
+    let bucket = format!("KV_{}_KS_sessions", base.stream_name);
+    let max_age = async |admin: &async_nats::jetstream::Context| {
+        admin.get_stream(&bucket).await.expect("the bucket's stream").cached_info().config.max_age
+    };
+    assert_eq!(max_age(&admin).await, Duration::from_secs(60));
+    let second = bus.keyspace("sessions", Duration::from_secs(30)).await.expect("open with another ttl");
+    assert_eq!(max_age(&admin).await, Duration::from_secs(30), "the newest TTL wins");
+    assert_eq!(second.get("k").await.expect("get").map(|r| r.revision), Some(revision), "records are kept");
+    delete_keyspaces(&admin, &base, &["sessions"]).await;
+    cleanup(&admin, &base).await;
+}
+
+#[tokio::test]
+async fn core_mode_has_no_keyspaces() {
+    let Some(_admin) = admin().await else { return };
+    let bus = NatsBus::connect(options("keyspace_core", "node", NatsMode::Core)).await.expect("connect");
+    let refused = bus.keyspace("sessions", Duration::from_secs(60)).await.err();
+    assert!(matches!(&refused, Some(mcp_fleet_bus::BusError::Config(msg)) if msg.contains("JetStream")), "{refused:?}");
 }
 
 #[tokio::test]

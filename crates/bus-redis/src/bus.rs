@@ -3,21 +3,26 @@
 //!
 //! Publishing shares one connection (see [`crate::publisher`]); every subscription gets its own
 //! tailing connection (see [`crate::tail`]). Both find the primary through the same endpoint,
-//! so a Sentinel failover is followed by whichever notices first.
+//! so a Sentinel failover is followed by whichever notices first. Membership and keyspaces
+//! (see `crate::keyspace`) run their commands and scripts on the publishing connection.
 
 use std::sync::Arc;
 use std::time::Duration;
 
+use mcp_fleet_bus::keyspace::check_open;
 use mcp_fleet_bus::{
-    BoxFuture, BusCounters, BusError, BusItem, BusStatus, BusStream, EventEnvelope, Member, ServerEventBus, StatusCell,
+    BoxFuture, BusCounters, BusError, BusItem, BusStatus, BusStream, EventEnvelope, Keyspace, Member, ServerEventBus,
+    StatusCell,
 };
+use redis::aio::MultiplexedConnection;
 use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
 
 use crate::cursor::Cursor;
 use crate::endpoint::Endpoint;
+use crate::keyspace::RedisKeyspace;
 use crate::options::RedisBusOptions;
-use crate::publisher::Publisher;
+use crate::publisher::{Publisher, Retry};
 use crate::scripts;
 use crate::tail::{self, CHANNEL_CAPACITY, Tail};
 
@@ -62,6 +67,17 @@ impl RedisBus {
         &self.inner.options
     }
 
+    /// Run `op` on the publishing connection (see [`Publisher::run`]), within the publish
+    /// timeout.
+    pub(crate) async fn run<T, F, Fut>(&self, retry: Retry, op: F) -> Result<T, BusError>
+    where
+        F: Fn(MultiplexedConnection) -> Fut,
+        Fut: Future<Output = redis::RedisResult<T>>,
+    {
+        let inner = &self.inner;
+        inner.publisher.run(&inner.endpoint, &inner.options, retry, op).await
+    }
+
     /// Read where the stream stands, open the tailing connection, then spawn the task: once
     /// this returns, every later entry is after the cursor and will be read.
     async fn start_tail(&self) -> Result<BusStream, BusError> {
@@ -103,28 +119,24 @@ impl ServerEventBus for RedisBus {
 
     fn announce(&self, payload: String, ttl: Duration) -> BoxFuture<'_, Result<(), BusError>> {
         Box::pin(async move {
-            let (inner, ttl_ms) = (&self.inner, ttl.as_millis().max(1) as u64);
-            let key = inner.options.members_key();
-            let (node, payload) = (&inner.options.node_id, &payload);
-            inner
-                .publisher
-                .run(&inner.endpoint, &inner.options, |mut conn| {
-                    let mut call = scripts::ANNOUNCE.prepare_invoke();
-                    call.key(&key).arg(node).arg(payload).arg(ttl_ms);
-                    async move { call.invoke_async::<i64>(&mut conn).await }
-                })
-                .await
-                .map(drop)
+            let ttl_ms = ttl.as_millis().max(1) as u64;
+            let key = self.inner.options.members_key();
+            let (node, payload) = (&self.inner.options.node_id, &payload);
+            self.run(Retry::Always, |mut conn| {
+                let mut call = scripts::ANNOUNCE.prepare_invoke();
+                call.key(&key).arg(node).arg(payload).arg(ttl_ms);
+                async move { call.invoke_async::<i64>(&mut conn).await }
+            })
+            .await
+            .map(drop)
         })
     }
 
     fn members(&self) -> BoxFuture<'_, Result<Vec<Member>, BusError>> {
         Box::pin(async move {
-            let inner = &self.inner;
-            let key = inner.options.members_key();
-            let flat: Vec<(String, String, u64)> = inner
-                .publisher
-                .run(&inner.endpoint, &inner.options, |mut conn| {
+            let key = self.inner.options.members_key();
+            let flat: Vec<(String, String, u64)> = self
+                .run(Retry::Always, |mut conn| {
                     let mut call = scripts::MEMBERS.prepare_invoke();
                     call.key(&key);
                     async move { call.invoke_async(&mut conn).await }
@@ -139,17 +151,19 @@ impl ServerEventBus for RedisBus {
 
     fn leave(&self) -> BoxFuture<'_, Result<(), BusError>> {
         Box::pin(async move {
-            let inner = &self.inner;
-            let (key, node) = (inner.options.members_key(), &inner.options.node_id);
-            inner
-                .publisher
-                .run(&inner.endpoint, &inner.options, |mut conn| {
-                    let cmd = redis::cmd("HDEL").arg(&key).arg(node).clone();
-                    async move { cmd.query_async::<i64>(&mut conn).await }
-                })
-                .await
-                .map(drop)
+            let (key, node) = (self.inner.options.members_key(), &self.inner.options.node_id);
+            self.run(Retry::Always, |mut conn| {
+                let cmd = redis::cmd("HDEL").arg(&key).arg(node).clone();
+                async move { cmd.query_async::<i64>(&mut conn).await }
+            })
+            .await
+            .map(drop)
         })
+    }
+
+    fn keyspace(&self, name: &str, ttl: Duration) -> BoxFuture<'_, Result<Arc<dyn Keyspace>, BusError>> {
+        let opened = check_open(name, ttl).map(|()| Arc::new(RedisKeyspace::new(self.clone(), name, ttl)) as _);
+        Box::pin(std::future::ready(opened))
     }
 
     fn node_id(&self) -> &str {

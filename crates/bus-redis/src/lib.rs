@@ -7,7 +7,11 @@
 //! - `publisher`: the publishing connection, reconnected when a failure calls for it.
 //! - `tail`: the per-subscription task that reads the stream, reconnects and notices lost history.
 //! - `cursor`: a consumer's position and the gap rules.
-//! - `scripts`: the atomic Lua scripts (publish, baseline) and the epoch rules.
+//! - `scripts`: the atomic Lua scripts (publish, baseline, membership, keyspace writes) and the
+//!   epoch rules.
+//! - `keyspace`: the [`Keyspace`](mcp_fleet_bus::Keyspace) that
+//!   [`ServerEventBus::keyspace`] opens: hashes with
+//!   `PEXPIRE`, written by Lua scripts.
 //!
 //! # Delivery
 //!
@@ -39,6 +43,7 @@
 pub mod bus;
 mod cursor;
 mod endpoint;
+mod keyspace;
 pub mod options;
 mod publisher;
 mod scripts;

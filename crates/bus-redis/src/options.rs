@@ -148,6 +148,13 @@ impl RedisBusOptions {
         self.sibling_key("members")
     }
 
+    /// The prefix of the keyspace `name`'s keys, `<stream slot>:ks:<name>:`, in the stream key's
+    /// hash slot: a record is `<prefix><key>` (a hash `{v, r}`), the revision counter
+    /// `<prefix>#rev` (`#` is no key character, so no record collides with it).
+    pub fn keyspace_prefix(&self, name: &str) -> String {
+        self.sibling_key(&format!("ks:{name}:"))
+    }
+
     /// `<hash tag of the stream key>:<suffix>`: a key Redis Cluster places in the same slot as
     /// the stream, so the scripts touching both run on one shard. A stream key that already has
     /// a hash tag (`{fleet}:events`) keeps it; any other is wrapped whole (`{mcp-fleet:events}`),
@@ -325,6 +332,7 @@ mod tests {
         let plain = RedisBusOptions::new("redis://h", "n").expect("url");
         assert_eq!(plain.version_key(), "{mcp-fleet:events}:version");
         assert_eq!(plain.epoch_key(), "{mcp-fleet:events}:epoch");
+        assert_eq!(plain.keyspace_prefix("sessions"), "{mcp-fleet:events}:ks:sessions:");
         let tagged = plain.clone().with_stream_key("{fleet}:events");
         assert_eq!(tagged.version_key(), "{fleet}:events:version");
         assert!(plain.clone().with_stream_key("a{}b").validate().is_err(), "`{{a{{}}b}}` would hash `a{{`");

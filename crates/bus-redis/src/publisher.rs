@@ -4,7 +4,9 @@
 //! connection could fix (the socket dropped, the server restarted, a failover made it a
 //! replica), the connection is discarded and the publish is tried once more on a fresh one —
 //! to the primary the [`Endpoint`] names *now* — within the same publish timeout. A publish
-//! that still fails returns the error: the caller decides whether to retry.
+//! that still fails returns the error: the caller decides whether to retry. Operations that
+//! must not run twice (a keyspace create or increment) are tried again only when the first
+//! attempt certainly did not run (see [`Retry`]).
 
 use std::sync::{Mutex, PoisonError};
 
@@ -18,6 +20,18 @@ use crate::cursor::Baseline;
 use crate::endpoint::Endpoint;
 use crate::options::RedisBusOptions;
 use crate::{is_reconnect_worthy, scripts, to_bus_error};
+
+/// Whether an attempt that failed in a way reconnecting can fix is tried again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Retry {
+    /// Always: repeating the operation is harmless (a read, a put, a publish whose duplicate
+    /// consumers drop).
+    Always,
+    /// Only when the first attempt did not reach Redis (connecting failed) or Redis refused it
+    /// before running it (`READONLY`, `LOADING`, …): a lost reply may hide an increment or a
+    /// create that happened, and running it again would double it or change its answer.
+    UnlessSent,
+}
 
 /// The publishing connection.
 pub(crate) struct Publisher {
@@ -45,7 +59,7 @@ impl Publisher {
     ) -> Result<EventEnvelope, BusError> {
         let payload = env.encode();
         let (epoch, version) = self
-            .run(endpoint, options, |mut conn| {
+            .run(endpoint, options, Retry::Always, |mut conn| {
                 let mut invocation = scripts::PUBLISH.prepare_invoke();
                 invocation.key(&options.stream_key).key(options.version_key()).key(options.epoch_key());
                 invocation.arg(new_epoch()).arg(&payload[..]).arg(options.max_len);
@@ -59,15 +73,17 @@ impl Publisher {
 
     /// Read the stream's [`Baseline`] (settling the epoch on the way).
     pub(crate) async fn baseline(&self, endpoint: &Endpoint, options: &RedisBusOptions) -> Result<Baseline, BusError> {
-        self.run(endpoint, options, |mut conn| async move { baseline(&mut conn, options).await }).await
+        self.run(endpoint, options, Retry::Always, |mut conn| async move { baseline(&mut conn, options).await }).await
     }
 
-    /// Run `op` (any command or script) on the current connection, once more on a fresh one if the first attempt
-    /// failed in a way reconnecting can fix; everything within the publish timeout.
+    /// Run `op` (any command or script) on the current connection, once more on a fresh one if
+    /// the first attempt failed in a way reconnecting can fix and `retry` allows it; everything
+    /// within the publish timeout.
     pub(crate) async fn run<T, F, Fut>(
         &self,
         endpoint: &Endpoint,
         options: &RedisBusOptions,
+        retry: Retry,
         op: F,
     ) -> Result<T, BusError>
     where
@@ -79,20 +95,22 @@ impl Publisher {
         loop {
             attempt += 1;
             let bounded = tokio::time::timeout_at(deadline, async {
-                let (generation, conn) = self.connection(endpoint).await?;
-                op(conn).await.map_err(|err| (generation, err))
+                let (generation, conn) = self.connection(endpoint).await.map_err(|(g, err)| (g, err, false))?;
+                op(conn).await.map_err(|err| (generation, err, true))
             });
-            let err = match bounded.await {
+            let (err, sent) = match bounded.await {
                 Ok(Ok(value)) => return Ok(value),
-                Ok(Err((generation, err))) => {
+                Ok(Err((generation, err, sent))) => {
                     if is_reconnect_worthy(&err) {
                         self.discard(generation);
                     }
-                    err
+                    (err, sent)
                 }
                 Err(_) => return Err(BusError::Timeout(options.publish_timeout)),
             };
-            if attempt >= 2 || !is_reconnect_worthy(&err) {
+            // A server error reply (READONLY, LOADING…) means Redis refused before running it.
+            let repeatable = retry == Retry::Always || !sent || err.code().is_some();
+            if attempt >= 2 || !is_reconnect_worthy(&err) || !repeatable {
                 return Err(to_bus_error(err));
             }
             tracing::debug!(error = %err, "redis bus: publishing connection failed; retrying on a fresh one");

@@ -20,6 +20,11 @@
 //! Two more keep the fleet's membership in one hash (`<stream slot>:members`): each field is a
 //! node, its value the announced payload and an expiry on Redis's own clock, so nodes with
 //! skewed clocks agree on who is alive.
+//!
+//! The keyspace scripts (see `crate::keyspace`) write one record — a hash `{v: value, r:
+//! revision}` at `KEYS[1]` — taking its revision from the keyspace's counter at `KEYS[2]` and
+//! setting `PEXPIRE ARGV[1]` (the TTL in ms), all in one step: Redis expires the key on its own
+//! clock, and a record is never seen without its revision or TTL.
 
 use std::sync::LazyLock;
 
@@ -124,4 +129,61 @@ end
 return out
 "
     ))
+});
+
+/// The keyspace prologue: `store(value)` writes `KEYS[1]` with the next revision of `KEYS[2]`
+/// and the TTL `ARGV[1]`, and returns the revision.
+const STORE: &str = r"
+local function store(value)
+  local r = redis.call('INCR', KEYS[2])
+  redis.call('HSET', KEYS[1], 'v', value, 'r', r)
+  redis.call('PEXPIRE', KEYS[1], ARGV[1])
+  return r
+end
+";
+
+/// `ARGV[2]` value. Stores it only if `KEYS[1]` is absent (Redis has already dropped it if it
+/// expired); returns the revision, or nil.
+pub(crate) static KS_CREATE: LazyLock<redis::Script> = LazyLock::new(|| {
+    redis::Script::new(&format!(
+        r"{STORE}
+if redis.call('EXISTS', KEYS[1]) == 1 then return false end
+return store(ARGV[2])
+"
+    ))
+});
+
+/// `ARGV[2]` value. Stores it whatever was there; returns the revision.
+pub(crate) static KS_PUT: LazyLock<redis::Script> = LazyLock::new(|| {
+    redis::Script::new(&format!(
+        r"{STORE}
+return store(ARGV[2])
+"
+    ))
+});
+
+/// `ARGV[2]` value, `ARGV[3]` expected revision. Stores it only while the record's revision is
+/// the expected one; returns the new revision, or nil.
+pub(crate) static KS_COMPARE_AND_SET: LazyLock<redis::Script> = LazyLock::new(|| {
+    redis::Script::new(&format!(
+        r"{STORE}
+if redis.call('HGET', KEYS[1], 'r') ~= ARGV[3] then return false end
+return store(ARGV[2])
+"
+    ))
+});
+
+/// `ARGV[2]` delta. Adds it to the counter in field `v` (absent counts as 0; a value that is no
+/// integer, or an overflow, fails before anything is written), takes the next revision and
+/// renews the TTL. Returns the new value as a string: Lua numbers are doubles, which would
+/// round counters beyond 2^53.
+pub(crate) static KS_INCREMENT: LazyLock<redis::Script> = LazyLock::new(|| {
+    redis::Script::new(
+        r"
+redis.call('HINCRBY', KEYS[1], 'v', ARGV[2])
+redis.call('HSET', KEYS[1], 'r', redis.call('INCR', KEYS[2]))
+redis.call('PEXPIRE', KEYS[1], ARGV[1])
+return redis.call('HGET', KEYS[1], 'v')
+",
+    )
 });

@@ -1,6 +1,6 @@
 //! The Redis backend against a real Redis (127.0.0.1:6379, or `MCP_FLEET_REDIS_URL`): the
-//! shared bus suite, recovery from a killed tailing connection, gaps after trimming, and
-//! undecodable entries. Each test uses its own stream key, and faults are injected by killing
+//! shared bus, membership and keyspace suites, recovery from a killed tailing connection, gaps
+//! after trimming, and undecodable entries. Each test uses its own stream key, and faults are injected by killing
 //! one named connection, never the server, because other tests share it.
 //!
 //! Without a reachable Redis each test prints `skipped: …` and passes, unless
@@ -12,7 +12,7 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use mcp_fleet_bus::testing::{self, next_event, next_item, wait_until};
-use mcp_fleet_bus::{BusItem, Change, EventKind, GapReason, ServerEventBus};
+use mcp_fleet_bus::{BoxFuture, BusItem, Change, EventKind, GapReason, ServerEventBus};
 use mcp_fleet_bus_redis::{RedisBus, RedisBusOptions};
 
 const TEST_TIMEOUT: Duration = Duration::from_secs(20);
@@ -45,6 +45,14 @@ async fn bus(key: &str, node: &str, tweak: impl FnOnce(&mut RedisBusOptions)) ->
     RedisBus::connect(options).await.expect("connect to redis")
 }
 
+/// `make_node` for the shared suites: node `i` is `node-<i>` on the stream `key`.
+fn nodes(key: &str) -> impl Fn(usize) -> BoxFuture<'static, Arc<dyn ServerEventBus>> + '_ {
+    move |i| {
+        let key = key.to_owned();
+        Box::pin(async move { Arc::new(bus(&key, &format!("node-{i}"), |_| {}).await) as Arc<dyn ServerEventBus> })
+    }
+}
+
 /// Delete the stream and its sibling keys (counter, epoch record).
 async fn cleanup(admin: &mut redis::aio::MultiplexedConnection, key: &str) {
     let _: Result<(), _> =
@@ -74,10 +82,7 @@ async fn kill_named(admin: &mut redis::aio::MultiplexedConnection, name: &str) -
 async fn passes_the_shared_bus_suite() {
     let Some(mut admin) = admin().await else { return };
     let key = unique_key("suite");
-    let suite = testing::run_suite(|i| {
-        let key = key.clone();
-        async move { Arc::new(bus(&key, &format!("node-{i}"), |_| {}).await) as Arc<dyn ServerEventBus> }
-    });
+    let suite = testing::run_suite(nodes(&key));
     tokio::time::timeout(TEST_TIMEOUT, suite).await.expect("suite finished in time");
     cleanup(&mut admin, &key).await;
 }
@@ -86,16 +91,49 @@ async fn passes_the_shared_bus_suite() {
 async fn passes_the_membership_suite() {
     let Some(mut admin) = admin().await else { return };
     let key = unique_key("members");
-    let suite = testing::run_membership_suite(
-        |i| {
-            let key = key.clone();
-            async move { Arc::new(bus(&key, &format!("node-{i}"), |_| {}).await) as Arc<dyn ServerEventBus> }
-        },
-        Duration::from_millis(800),
-    );
+    let suite = testing::run_membership_suite(nodes(&key), Duration::from_millis(800));
     tokio::time::timeout(TEST_TIMEOUT, suite).await.expect("suite finished in time");
     let _: Result<(), _> = redis::cmd("DEL").arg(keys(&key).members_key()).query_async(&mut admin).await;
     cleanup(&mut admin, &key).await;
+}
+
+#[tokio::test]
+async fn passes_the_keyspace_suite() {
+    let Some(mut admin) = admin().await else { return };
+    let key = unique_key("keyspace");
+    let suite = testing::run_keyspace_suite(
+        nodes(&key),
+        testing::KeyspaceSuiteOptions { ttl: Duration::from_millis(300), expiry_slack: Duration::from_millis(100) },
+    );
+    tokio::time::timeout(TEST_TIMEOUT, suite).await.expect("suite finished in time");
+    // Every record and revision counter of the suite's keyspaces.
+    let pattern = format!("{}*", keys(&key).keyspace_prefix("*"));
+    let found: Vec<String> = redis::cmd("KEYS").arg(&pattern).query_async(&mut admin).await.expect("keys");
+    assert!(found.iter().any(|k| k.ends_with(":ks:suite:#rev")), "the layout is as documented: {found:?}");
+    let _: Result<(), _> = redis::cmd("DEL").arg(found).query_async(&mut admin).await;
+    cleanup(&mut admin, &key).await;
+}
+
+#[tokio::test]
+async fn keyspaces_of_different_streams_do_not_share_records() {
+    let Some(mut admin) = admin().await else { return };
+    let (one, other) = (unique_key("ks_one"), unique_key("ks_other"));
+    let ttl = Duration::from_secs(30);
+    let a = bus(&one, "n", |_| {}).await.keyspace("shared", ttl).await.expect("open");
+    let b = bus(&other, "n", |_| {}).await.keyspace("shared", ttl).await.expect("open");
+    a.put("k", b"one".to_vec()).await.expect("put");
+    assert_eq!(b.get("k").await.expect("get"), None);
+    let record: i64 = redis::cmd("PTTL")
+        .arg(format!("{}k", keys(&one).keyspace_prefix("shared")))
+        .query_async(&mut admin)
+        .await
+        .expect("pttl");
+    assert!(record > 0 && record <= 30_000, "the record expires with the TTL: {record} ms");
+    for key in [one, other] {
+        let prefix = keys(&key).keyspace_prefix("shared");
+        let _: Result<(), _> =
+            redis::cmd("DEL").arg(format!("{prefix}k")).arg(format!("{prefix}#rev")).query_async(&mut admin).await;
+    }
 }
 
 #[tokio::test]

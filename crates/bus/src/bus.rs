@@ -8,6 +8,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use futures_core::Stream;
 
 use crate::envelope::{Change, EventEnvelope};
+use crate::keyspace::Keyspace;
 
 /// A boxed, sendable future (the trait is used as `Arc<dyn ServerEventBus>`).
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
@@ -59,8 +60,8 @@ pub enum BusError {
     /// The broker refused or failed the operation.
     #[error("event bus operation failed: {0}")]
     Backend(String),
-    /// Publishing did not complete in time.
-    #[error("event bus publish timed out after {0:?}")]
+    /// An operation (a publish, a keyspace call) did not complete in time.
+    #[error("event bus operation timed out after {0:?}")]
     Timeout(std::time::Duration),
 }
 
@@ -174,6 +175,11 @@ pub trait ServerEventBus: Send + Sync + 'static {
 
     /// Withdraw this node's announcement (a graceful leave: others need not wait for its TTL).
     fn leave(&self) -> BoxFuture<'_, Result<(), BusError>>;
+
+    /// Open the keyspace `name` with `ttl` on this bus's broker (see [`crate::keyspace`] for
+    /// the contract): the fleet's shared state with expiry. Every node opening the same name
+    /// shares its records; every node must give the same `ttl`.
+    fn keyspace(&self, name: &str, ttl: std::time::Duration) -> BoxFuture<'_, Result<Arc<dyn Keyspace>, BusError>>;
 
     /// This node's id (the `origin` of events it publishes).
     fn node_id(&self) -> &str;

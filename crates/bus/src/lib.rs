@@ -8,6 +8,8 @@
 //! - [`envelope`]: [`Change`], [`EventEnvelope`] and its versioned wire encoding.
 //! - [`bus`]: the trait, its delivery contract, status and counters.
 //! - [`memory`][]: [`MemoryBus`].
+//! - [`keyspace`]: [`Keyspace`], the fleet's shared state with expiry (records, compare-and-set,
+//!   counters).
 //! - [`dedupe`]: [`DedupeWindow`], which makes duplicates harmless.
 //! - [`status`]: [`StatusCell`], the consumer state backends share with their tasks.
 //! - [`backoff`]: [`Backoff`], the delays of every retry loop.
@@ -28,6 +30,7 @@ pub mod backoff;
 pub mod bus;
 pub mod dedupe;
 pub mod envelope;
+pub mod keyspace;
 pub mod memory;
 pub mod status;
 #[cfg(any(test, feature = "testing"))]
@@ -37,5 +40,6 @@ pub use backoff::Backoff;
 pub use bus::{BoxFuture, BusCounters, BusError, BusItem, BusStatus, BusStream, GapReason, Member, ServerEventBus};
 pub use dedupe::DedupeWindow;
 pub use envelope::{Change, EventEnvelope, EventKind};
+pub use keyspace::{Keyspace, Record};
 pub use memory::MemoryBus;
 pub use status::StatusCell;

@@ -4,6 +4,10 @@
 //! capacity is the most events a slow consumer may fall behind by. A consumer that lags past
 //! it gets a [`GapReason::Lagged`] instead of silently missing events. The epoch is chosen
 //! when the bus is created: its history lives exactly as long as the process.
+//!
+//! Its keyspaces ([`ServerEventBus::keyspace`]) live in `keyspace`, shared by every clone.
+
+mod keyspace;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -16,6 +20,7 @@ use tokio::sync::broadcast;
 
 use crate::bus::{BoxFuture, BusCounters, BusError, BusItem, BusStatus, BusStream, GapReason, Member, ServerEventBus};
 use crate::envelope::EventEnvelope;
+use crate::keyspace::{Keyspace, check_open};
 
 /// Default broadcast capacity: how many events a lagging consumer may fall behind.
 pub const DEFAULT_MEMORY_CAPACITY: usize = 4096;
@@ -36,6 +41,8 @@ struct Inner {
     counters: Arc<BusCounters>,
     /// Membership: node id → (payload, expiry). A std mutex, held only to read or replace.
     members: Mutex<HashMap<String, (String, Instant)>>,
+    /// Keyspaces by name, shared by every clone.
+    keyspaces: keyspace::Keyspaces,
 }
 
 struct Sender {
@@ -53,8 +60,13 @@ impl MemoryBus {
     pub fn with_capacity(capacity: usize) -> Self {
         let (channel, _) = broadcast::channel(capacity.max(1));
         let sender = Mutex::new(Sender { channel, next_version: 1 });
-        let inner =
-            Inner { sender, epoch: crate::envelope::new_epoch(), counters: Arc::default(), members: Mutex::default() };
+        let inner = Inner {
+            sender,
+            epoch: crate::envelope::new_epoch(),
+            counters: Arc::default(),
+            members: Mutex::default(),
+            keyspaces: keyspace::Keyspaces::default(),
+        };
         MemoryBus { inner: Arc::new(inner), node_id: "memory-node".into() }
     }
 
@@ -134,6 +146,12 @@ impl ServerEventBus for MemoryBus {
         Box::pin(std::future::ready(Ok(())))
     }
 
+    fn keyspace(&self, name: &str, ttl: Duration) -> BoxFuture<'_, Result<Arc<dyn Keyspace>, BusError>> {
+        let opened =
+            check_open(name, ttl).map(|()| Arc::new(self.inner.keyspaces.open(name, ttl)) as Arc<dyn Keyspace>);
+        Box::pin(std::future::ready(opened))
+    }
+
     fn node_id(&self) -> &str {
         &self.node_id
     }
@@ -152,27 +170,55 @@ mod tests {
     use super::*;
     use crate::testing;
 
+    /// `make_node` for the shared suites: node `i` is `bus` as `node-<i>`.
+    fn nodes(bus: &MemoryBus) -> impl Fn(usize) -> std::future::Ready<Arc<dyn ServerEventBus>> + '_ {
+        move |i| std::future::ready(Arc::new(bus.as_node(&format!("node-{i}"))) as Arc<dyn ServerEventBus>)
+    }
+
     #[tokio::test]
     async fn passes_the_shared_bus_suite() {
-        let bus = MemoryBus::new();
-        testing::run_suite(|i| {
-            let bus = bus.as_node(&format!("node-{i}"));
-            async move { Arc::new(bus) as Arc<dyn ServerEventBus> }
-        })
-        .await;
+        testing::run_suite(nodes(&MemoryBus::new())).await;
     }
 
     #[tokio::test]
     async fn passes_the_membership_suite() {
         let bus = MemoryBus::new();
-        testing::run_membership_suite(
-            |i| {
-                let bus = bus.as_node(&format!("node-{i}"));
-                async move { Arc::new(bus) as Arc<dyn ServerEventBus> }
-            },
-            Duration::from_millis(300),
+        testing::run_membership_suite(nodes(&bus), Duration::from_millis(300)).await;
+    }
+
+    #[tokio::test]
+    async fn passes_the_keyspace_suite() {
+        let bus = MemoryBus::new();
+        testing::run_keyspace_suite(
+            nodes(&bus),
+            testing::KeyspaceSuiteOptions { ttl: Duration::from_millis(300), expiry_slack: Duration::from_millis(100) },
         )
         .await;
+    }
+
+    #[tokio::test]
+    async fn separate_buses_keep_separate_keyspaces() {
+        let (one, other) = (MemoryBus::new(), MemoryBus::new());
+        let ttl = Duration::from_secs(60);
+        one.keyspace("k", ttl).await.unwrap().put("a", b"1".to_vec()).await.unwrap();
+        assert_eq!(other.keyspace("k", ttl).await.unwrap().get("a").await.unwrap(), None);
+        let again = one.keyspace("k", ttl).await.unwrap().get("a").await.unwrap();
+        assert_eq!(again.map(|r| r.value), Some(b"1".to_vec()), "the same name is the same records");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn expired_entries_are_swept_even_if_never_read_again() {
+        let bus = MemoryBus::new();
+        let ks = bus.keyspace("sweep", Duration::from_secs(1)).await.unwrap();
+        for i in 0..keyspace::MIN_SWEEP {
+            ks.put(&format!("old{i}"), Vec::new()).await.unwrap();
+        }
+        tokio::time::advance(Duration::from_secs(2)).await;
+        // The map doubles since the last sweep (which found every entry live): the expired go.
+        for i in 0..keyspace::MIN_SWEEP {
+            ks.put(&format!("new{i}"), Vec::new()).await.unwrap();
+        }
+        assert_eq!(bus.inner.keyspaces.len("sweep"), keyspace::MIN_SWEEP, "only the live entries are left");
     }
 
     #[test]

@@ -176,6 +176,243 @@ where
     nodes[0].leave().await.expect("leave");
 }
 
+/// The keyspace names [`run_keyspace_suite`] opens (for a test's cleanup).
+pub const KEYSPACE_SUITE_NAMES: [&str; 3] = ["suite", "suite-other", "suite-expiry"];
+
+/// How a backend expires keys, for [`run_keyspace_suite`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KeyspaceSuiteOptions {
+    /// The TTL of the keyspace whose expiry is tested: short, as the suite waits for it, but
+    /// not below the backend's granularity (memory and Redis: 300 ms; NATS JetStream: 1 s).
+    pub ttl: Duration,
+    /// How late past its TTL a key may still be read (the backend's granularity).
+    pub expiry_slack: Duration,
+}
+
+/// The [`Keyspace`](crate::Keyspace) contract, for every backend: records, create-if-absent,
+/// compare-and-set on revisions, delete, counters (also under concurrent increments from two
+/// nodes), records shared between nodes, expiry and its renewal by every kind of write, and
+/// invalid keys and names. `make_node(i)` returns a bus handle for node `i`; both handles must
+/// share one broker namespace that no other test uses. The suite opens the keyspaces of
+/// [`KEYSPACE_SUITE_NAMES`].
+pub async fn run_keyspace_suite<F, Fut>(make_node: F, options: KeyspaceSuiteOptions)
+where
+    F: Fn(usize) -> Fut,
+    Fut: Future<Output = Arc<dyn ServerEventBus>>,
+{
+    let nodes = [make_node(0).await, make_node(1).await];
+    let long = Duration::from_secs(60);
+    let [name, other_name, expiry_name] = KEYSPACE_SUITE_NAMES;
+    let a = nodes[0].keyspace(name, long).await.expect("open a keyspace");
+    let b = nodes[1].keyspace(name, long).await.expect("open it on another node");
+    assert_eq!(a.ttl(), long);
+
+    keyspace_records(&*a, &*b).await;
+    keyspace_counters(&a, &b).await;
+
+    let other = nodes[0].keyspace(other_name, long).await.expect("open another keyspace");
+    assert_eq!(other.get("k").await.expect("get"), None, "keyspaces do not share records");
+    other.put("k", b"elsewhere".to_vec()).await.expect("put");
+    assert_eq!(b.get("k").await.expect("get").map(|r| r.value), Some(b"again".to_vec()));
+
+    for bad in ["", "a b", "a*", "a:b", ".a", "a.", "a..b", "{a}"] {
+        assert_config(a.get(bad).await, bad);
+        assert_config(a.create(bad, Vec::new()).await, bad);
+        assert_config(a.put(bad, Vec::new()).await, bad);
+        assert_config(a.compare_and_set(bad, 1, Vec::new()).await, bad);
+        assert_config(a.delete(bad).await, bad);
+        assert_config(a.increment(bad, 1).await, bad);
+    }
+    assert_config(a.get(&"k".repeat(crate::keyspace::MAX_KEY_LEN + 1)).await, "a long key");
+    for bad in ["", "a.b", "a b", "a:b", "a*"] {
+        assert_config(nodes[0].keyspace(bad, long).await, bad);
+    }
+    assert_config(nodes[0].keyspace(name, Duration::ZERO).await, "a zero TTL");
+
+    keyspace_expiry(&nodes, expiry_name, options).await;
+}
+
+/// Records: absent keys, create, put, compare-and-set, delete, create again, opaque values.
+async fn keyspace_records(a: &dyn crate::Keyspace, b: &dyn crate::Keyspace) {
+    use crate::Record;
+    assert_eq!(a.get("k").await.expect("get"), None);
+    assert!(!a.delete("k").await.expect("delete"), "an absent key was not live");
+    assert_eq!(a.compare_and_set("k", 1, b"x".to_vec()).await.expect("cas"), None);
+    assert_eq!(a.get("k").await.expect("get"), None, "a failed compare-and-set creates nothing");
+
+    let r1 = a.create("k", b"one".to_vec()).await.expect("create").expect("an absent key is created");
+    assert_eq!(b.create("k", b"two".to_vec()).await.expect("create"), None, "it exists now");
+    assert_eq!(b.get("k").await.expect("get"), Some(Record { value: b"one".to_vec(), revision: r1 }));
+
+    let r2 = b.put("k", b"two".to_vec()).await.expect("put");
+    assert!(r2 > r1, "revisions increase: {r1} then {r2}");
+    assert_eq!(a.get("k").await.expect("get"), Some(Record { value: b"two".to_vec(), revision: r2 }));
+
+    let r3 = a.compare_and_set("k", r2, b"three".to_vec()).await.expect("cas").expect("the current revision");
+    assert!(r3 > r2, "revisions increase: {r2} then {r3}");
+    assert_eq!(b.compare_and_set("k", r2, b"stale".to_vec()).await.expect("cas"), None, "a stale revision");
+    assert_eq!(b.compare_and_set("k", r1, b"stale".to_vec()).await.expect("cas"), None, "an older one");
+    assert_eq!(b.get("k").await.expect("get"), Some(Record { value: b"three".to_vec(), revision: r3 }));
+
+    assert!(b.delete("k").await.expect("delete"), "a live key was live");
+    assert!(!a.delete("k").await.expect("delete"), "and is not any more");
+    assert_eq!(a.get("k").await.expect("get"), None);
+    assert_eq!(a.compare_and_set("k", r3, b"gone".to_vec()).await.expect("cas"), None, "a deleted key");
+    assert_eq!(a.get("k").await.expect("get"), None);
+
+    let r4 = a.create("k", b"again".to_vec()).await.expect("create").expect("a deleted key is created anew");
+    assert!(![r1, r2, r3].contains(&r4), "a key created anew does not repeat a revision it had: {r4}");
+    assert_eq!(b.compare_and_set("k", r3, b"stale".to_vec()).await.expect("cas"), None, "the old revision");
+    assert_eq!(b.get("k").await.expect("get"), Some(Record { value: b"again".to_vec(), revision: r4 }));
+
+    let fresh = b.put("fresh", Vec::new()).await.expect("put creates");
+    assert_eq!(a.get("fresh").await.expect("get"), Some(Record { value: Vec::new(), revision: fresh }));
+    let bytes = vec![0, 255, b'\n', 0x80, b'"'];
+    let r = a.put("bytes", bytes.clone()).await.expect("put");
+    assert_eq!(b.get("bytes").await.expect("get"), Some(Record { value: bytes, revision: r }), "opaque bytes");
+    let long_key = "k".repeat(crate::keyspace::MAX_KEY_LEN);
+    b.put(&long_key, b"v".to_vec()).await.expect("the longest key");
+    assert!(a.delete(&long_key).await.expect("delete"));
+}
+
+/// Counters: from absent, negative deltas, what `get` reads, values `put` stored, refusals,
+/// and concurrent increments from two nodes.
+async fn keyspace_counters(a: &Arc<dyn crate::Keyspace>, b: &Arc<dyn crate::Keyspace>) {
+    assert_eq!(a.increment("n", 5).await.expect("increment"), 5, "an absent counter counts from zero");
+    assert_eq!(b.increment("n", -7).await.expect("increment"), -2);
+    let read = a.get("n").await.expect("get").expect("a counter is a record");
+    assert_eq!(read.value, b"-2", "a counter reads as decimal ASCII");
+    assert_eq!(a.compare_and_set("n", read.revision, b"40".to_vec()).await.expect("cas").map(|_| ()), Some(()));
+    assert_eq!(b.increment("n", 2).await.expect("increment"), 42, "a stored decimal is a counter");
+    assert_eq!(a.increment("n", 0).await.expect("increment"), 42);
+
+    for (key, value) in [("text", &b"abc"[..]), ("padded", b" 1"), ("max", b"9223372036854775807")] {
+        a.put(key, value.to_vec()).await.expect("put");
+        let delta = if key == "max" { 1 } else { 0 };
+        let refused = b.increment(key, delta).await;
+        assert!(matches!(refused, Err(crate::BusError::Backend(_))), "{key}: {refused:?}");
+        assert_eq!(a.get(key).await.expect("get").map(|r| r.value), Some(value.to_vec()), "{key} unchanged");
+    }
+    assert_eq!(a.increment("min", i64::MIN).await.expect("increment"), i64::MIN);
+    assert!(matches!(b.increment("min", -1).await, Err(crate::BusError::Backend(_))));
+
+    let tasks: Vec<_> = (0..40)
+        .map(|i| {
+            let ks = if i % 2 == 0 { a.clone() } else { b.clone() };
+            tokio::spawn(async move { ks.increment("hits", 1).await })
+        })
+        .collect();
+    let mut seen = Vec::new();
+    for task in tasks {
+        seen.push(task.await.expect("the task ran").expect("increment"));
+    }
+    seen.sort_unstable();
+    assert_eq!(seen, (1..=40).collect::<Vec<i64>>(), "every increment saw its own value");
+    assert_eq!(b.get("hits").await.expect("get").map(|r| r.value), Some(b"40".to_vec()));
+}
+
+/// When a write started and ended (the broker applied it in between).
+#[derive(Clone, Copy)]
+struct Written {
+    start: tokio::time::Instant,
+    end: tokio::time::Instant,
+}
+
+/// Expiry: a key written once is gone after the TTL (never before, at most `expiry_slack`
+/// late) and can be created again; keys kept written (put, compare-and-set, increment) stay;
+/// once nobody writes them they expire too.
+async fn keyspace_expiry(nodes: &[Arc<dyn ServerEventBus>; 2], name: &str, options: KeyspaceSuiteOptions) {
+    use tokio::time::Instant;
+    let KeyspaceSuiteOptions { ttl, expiry_slack: slack } = options;
+    let a = nodes[0].keyspace(name, ttl).await.expect("open a short keyspace");
+    let b = nodes[1].keyspace(name, ttl).await.expect("open it on another node");
+    // Clocks tick in milliseconds on a broker.
+    let tick = Duration::from_millis(2);
+
+    // Whether `key` is live, asserting the TTL against its last write: gone only if that write
+    // started at least `ttl` before the read ended; live only if it ended at most `ttl + slack`
+    // before the read started.
+    let check = |key: &'static str, written: Written| {
+        let reader = b.clone();
+        async move {
+            let read_start = Instant::now();
+            let live = reader.get(key).await.expect("get").is_some();
+            let since_start = Instant::now() - written.start;
+            assert!(live || since_start + tick >= ttl, "{key} expired early, {since_start:?} after its write");
+            let since_end = read_start.saturating_duration_since(written.end);
+            assert!(!live || since_end <= ttl + slack, "{key} still live {since_end:?} after its write (ttl {ttl:?})");
+            live
+        }
+    };
+    let timed = |start: Instant| Written { start, end: Instant::now() };
+
+    let start = Instant::now();
+    let once = a.create("once", b"1".to_vec()).await.expect("create").expect("created");
+    let once_written = timed(start);
+    let start = Instant::now();
+    let mut renewed = a.put("renewed", b"0".to_vec()).await.expect("put");
+    let (first_write, mut renewed_written) = (timed(start), timed(start));
+    let start = Instant::now();
+    let mut count = a.increment("counter", 1).await.expect("increment");
+    let mut counter_written = timed(start);
+
+    // Keep writing two keys (alternating nodes and kinds of write) until the key written once
+    // is gone and the others' first writes would have expired too.
+    let mut once_gone = false;
+    let mut round = 0u32;
+    while !once_gone || first_write.end.elapsed() <= ttl + slack {
+        tokio::time::sleep(ttl / 5).await;
+        round += 1;
+        let (writer, reader) = if round.is_multiple_of(2) { (&a, &b) } else { (&b, &a) };
+        let value = round.to_string().into_bytes();
+        let start = Instant::now();
+        let swapped = match round % 3 {
+            0 => Some(writer.put("renewed", value.clone()).await.expect("put")),
+            _ => writer.compare_and_set("renewed", renewed, value.clone()).await.expect("cas"),
+        };
+        renewed = match swapped {
+            Some(revision) => revision,
+            // Only a round late by a whole TTL (a starved test) may find it expired.
+            None => {
+                assert!(start - renewed_written.start + tick >= ttl, "the key changed under a compare-and-set");
+                writer.put("renewed", value).await.expect("put")
+            }
+        };
+        renewed_written = timed(start);
+        let start = Instant::now();
+        let next = reader.increment("counter", 1).await.expect("increment");
+        assert!(
+            next == count + 1 || (next == 1 && start - counter_written.start + tick >= ttl),
+            "{next} after {count}"
+        );
+        (count, counter_written) = (next, timed(start));
+        once_gone = !check("once", once_written).await;
+        check("renewed", renewed_written).await;
+        check("counter", counter_written).await;
+        assert!(first_write.start.elapsed() < (ttl + slack) * 4 + STEP_TIMEOUT, "the suite fell behind");
+    }
+    assert_eq!(a.compare_and_set("once", once, b"late".to_vec()).await.expect("cas"), None, "an expired key");
+    let again = b.create("once", b"2".to_vec()).await.expect("create").expect("an expired key is created anew");
+    assert_ne!(again, once, "a key created anew does not repeat its old revision");
+    assert_eq!(b.compare_and_set("once", once, b"late".to_vec()).await.expect("cas"), None, "the old revision");
+
+    // Nobody writes them any more: both expire.
+    while check("renewed", renewed_written).await | check("counter", counter_written).await {
+        tokio::time::sleep(ttl / 10).await;
+    }
+    assert!(a.create("renewed", Vec::new()).await.expect("create").is_some(), "expired, so created anew");
+    assert_eq!(a.increment("counter", 1).await.expect("increment"), 1, "an expired counter counts from zero");
+}
+
+/// Assert that `result` is [`BusError::Config`](crate::BusError::Config).
+fn assert_config<T>(result: Result<T, crate::BusError>, what: &str) {
+    match result {
+        Err(crate::BusError::Config(_)) => {}
+        Err(other) => panic!("{what:?} is refused as configuration, not with {other:?}"),
+        Ok(_) => panic!("{what:?} is refused"),
+    }
+}
+
 /// The next event on `stream`, skipping nothing; fails on a gap or a timeout.
 pub async fn next_event(stream: &mut BusStream) -> crate::EventEnvelope {
     match tokio::time::timeout(STEP_TIMEOUT, stream.next()).await {
@@ -276,6 +513,14 @@ impl ServerEventBus for WrappedBus {
 
     fn leave(&self) -> crate::BoxFuture<'_, Result<(), crate::BusError>> {
         self.inner.leave()
+    }
+
+    fn keyspace(
+        &self,
+        name: &str,
+        ttl: Duration,
+    ) -> crate::BoxFuture<'_, Result<Arc<dyn crate::Keyspace>, crate::BusError>> {
+        self.inner.keyspace(name, ttl)
     }
 
     fn node_id(&self) -> &str {
