@@ -12,6 +12,7 @@ pub mod cluster;
 pub mod cluster_spec;
 pub mod faults;
 pub mod idp;
+pub mod legacy;
 pub mod proxy;
 
 use std::net::SocketAddr;

@@ -75,6 +75,9 @@ pub enum SessionOp {
     Unsubscribe,
     /// The session ended (DELETE): its streams close.
     End,
+    /// The client cancelled its request whose id (compact JSON) is the envelope's URI field:
+    /// the node running it stops it.
+    Cancel,
 }
 
 impl EventKind {

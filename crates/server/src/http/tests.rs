@@ -109,7 +109,8 @@ async fn a_modern_only_endpoint_refuses_the_2025_era() {
     let (status, headers, _) = answer(&h, Request::get("/mcp").body(Full::new(Bytes::new())).unwrap()).await;
     assert_eq!((status, headers["allow"].to_str().unwrap()), (StatusCode::METHOD_NOT_ALLOWED, "POST"));
     let init = br#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18"}}"#;
-    let req = Request::post("/mcp").header("content-type", "application/json").body(Full::new(Bytes::from_static(init)));
+    let req =
+        Request::post("/mcp").header("content-type", "application/json").body(Full::new(Bytes::from_static(init)));
     let (status, _, body) = answer(&h, req.unwrap()).await;
     let body: serde_json::Value = serde_json::from_slice(&body).unwrap();
     assert_eq!((status, body["error"]["code"].as_i64()), (StatusCode::BAD_REQUEST, Some(-32022)));

@@ -105,11 +105,14 @@ impl SessionCall {
         };
         let (sse_ok, id) = (self.sse_ok, self.id.clone());
         let (tx, mut rx) = mpsc::channel(OUT_QUEUE);
+        let (calls, session) = (self.handler.shared.legacy.streams.calls().clone(), self.session.clone());
         let task = tokio::spawn(self.drive(future, notifications, tx));
+        let registered = session.map(|s| calls.register(&s, &id, task.abort_handle()));
         match rx.recv().await {
             Some(Out::Answer(bytes)) => Answered::Json(bytes),
             Some(Out::Message(first)) if sse_ok => {
-                Answered::Stream(ChannelBody { first: Some(first), rx, abort: task.abort_handle(), done: false })
+                let abort = task.abort_handle();
+                Answered::Stream(ChannelBody { first: Some(first), rx, abort, _registered: registered, done: false })
             }
             // Not SSE: the messages before the answer have nowhere to go; the answer does.
             Some(Out::Message(_)) => loop {
@@ -249,6 +252,8 @@ pub(crate) struct ChannelBody {
     first: Option<Vec<u8>>,
     rx: mpsc::Receiver<Out>,
     abort: AbortHandle,
+    /// Keeps the call cancellable by `notifications/cancelled` while it streams.
+    _registered: Option<super::calls::Registered>,
     done: bool,
 }
 

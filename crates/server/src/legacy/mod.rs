@@ -18,6 +18,7 @@
 //!   events that keep its resource subscriptions current wherever they were made.
 
 mod call;
+mod calls;
 mod options;
 mod post;
 mod relay;
@@ -64,9 +65,10 @@ impl Legacy {
             }
             Err(e) => return Err(e),
         };
+        let counts = bus.keyspace("session-counts", options.session_ttl).await?;
         let replies = bus.keyspace("replies", options.server_request_timeout * 2).await?;
         Ok(Legacy {
-            sessions: Some(SessionStore::new(sessions)),
+            sessions: Some(SessionStore::new(sessions, counts, options.max_sessions_per_principal)),
             streams,
             relay: Some(Relay::new(replies, options.server_request_timeout)),
         })

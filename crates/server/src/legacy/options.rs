@@ -17,6 +17,7 @@ pub struct LegacyOptions {
     pub(crate) session_ttl: Duration,
     pub(crate) server_request_timeout: Duration,
     pub(crate) max_streams: usize,
+    pub(crate) max_sessions_per_principal: usize,
 }
 
 impl Default for LegacyOptions {
@@ -27,6 +28,7 @@ impl Default for LegacyOptions {
             session_ttl: Duration::from_secs(30 * 60),
             server_request_timeout: Duration::from_secs(300),
             max_streams: 10_000,
+            max_sessions_per_principal: 100,
         }
     }
 }
@@ -66,9 +68,19 @@ impl LegacyOptions {
         self
     }
 
+    /// Most sessions one authenticated principal may hold across the fleet; past it
+    /// `initialize` gets 429. Sessions that expire unused are not counted down: the count
+    /// lapses one session TTL after the principal's last new session. Default 100.
+    pub fn max_sessions_per_principal(mut self, sessions: usize) -> Self {
+        self.max_sessions_per_principal = sessions;
+        self
+    }
+
     pub(crate) fn validate(&self) -> Result<(), &'static str> {
         if self.session_ttl < Duration::from_secs(1) || self.server_request_timeout.is_zero() || self.max_streams == 0 {
-            return Err("legacy session_ttl must be at least 1 s, server_request_timeout and max_streams positive");
+            return Err(
+                "legacy session_ttl must be at least 1 s; server_request_timeout, max_streams and max_sessions_per_principal positive",
+            );
         }
         Ok(())
     }

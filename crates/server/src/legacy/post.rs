@@ -70,6 +70,9 @@ impl McpHandler {
         let mut refused_answers = Vec::new();
         for message in &parsed.messages {
             match message {
+                LegacyMessage::Notification { method, params } if method == "notifications/cancelled" => {
+                    self.cancel(&session, params).await;
+                }
                 LegacyMessage::Notification { method, .. } => {
                     tracing::debug!(method, "2025-era notification accepted");
                 }
@@ -131,7 +134,15 @@ impl McpHandler {
         let version = negotiate(requested);
         let record = SessionRecord::new(version, &params, principal);
         let session_id = match &self.shared.legacy.sessions {
-            Some(store) => Some(store.create(&record).await.map_err(|e| Box::new(store_unreachable(&e)))?),
+            Some(store) => {
+                if let Some(principal) = principal
+                    && let Err(limit) = store.admit(&principal.id).await.map_err(|e| Box::new(store_unreachable(&e)))?
+                {
+                    let error = RpcError::invalid_request(limit.to_string()).with_status(StatusCode::TOO_MANY_REQUESTS);
+                    return Err(Box::new(error_response(Some(&id), &error)));
+                }
+                Some(store.create(&record).await.map_err(|e| Box::new(store_unreachable(&e)))?)
+            }
             None => None,
         };
         self.shared.metrics.legacy.sessions_created.inc();
@@ -254,6 +265,21 @@ impl McpHandler {
         }
     }
 
+    /// `notifications/cancelled`: stop the session's call, here or on the node running it.
+    async fn cancel(&self, session: &Session, params: &Map<String, Value>) {
+        let Some(session) = &session.id else { return };
+        let Some(id) = params.get("requestId").and_then(|v| serde_json::from_value::<RequestId>(v.clone()).ok()) else {
+            return;
+        };
+        if self.shared.legacy.streams.calls().cancel(session, &id.to_json()) {
+            return;
+        }
+        let change = Change::session(session.clone(), SessionOp::Cancel, Some(id.to_json()));
+        if let Err(e) = self.publish_session(change).await {
+            tracing::warn!(error = %e.message, "a cancellation could not reach the fleet");
+        }
+    }
+
     /// The client's answer to one of our requests.
     async fn relay_answer(
         &self,
@@ -303,8 +329,13 @@ impl McpHandler {
         let Some(store) = &self.shared.legacy.sessions else { return Err(Box::new(not_allowed())) };
         let version = header_version(&parts.headers).map_err(|e| Box::new(error_response(None, &e)))?;
         let session = self.session_of(parts, principal, version).await?;
-        let Some(id) = session.id else { return Err(Box::new(not_allowed())) };
-        store.end(&id).await.map_err(|e| Box::new(store_unreachable(&e)))?;
+        let Some(id) = session.id.clone() else { return Err(Box::new(not_allowed())) };
+        let ended = store.end(&id).await.map_err(|e| Box::new(store_unreachable(&e)))?;
+        if let (true, Some(principal)) = (ended, &session.record.principal)
+            && let Err(e) = store.release(principal).await
+        {
+            tracing::warn!(error = %e, "a session slot was not given back; it lapses with its counter");
+        }
         self.shared.metrics.legacy.sessions_ended.inc();
         if let Err(e) = self.publish_session(Change::session(id, SessionOp::End, None)).await {
             // The record is gone (404 everywhere); only an open stream elsewhere lingers until

@@ -104,11 +104,43 @@ const UPDATE_ATTEMPTS: usize = 16;
 #[derive(Clone)]
 pub(crate) struct SessionStore {
     keys: Arc<dyn Keyspace>,
+    /// Sessions per principal: a counter per principal, up on `initialize`, down on DELETE.
+    /// Sessions that expire unused are not counted down; the counter itself expires one TTL
+    /// after the principal's last new session, so the limit bounds the sessions a principal
+    /// opens within one TTL (minus those it ended).
+    counts: Arc<dyn Keyspace>,
+    max_per_principal: usize,
 }
 
+/// A principal at its limit of sessions.
+#[derive(Debug, thiserror::Error)]
+#[error("This principal holds its limit of {0} sessions; end one (DELETE) or retry later")]
+pub(crate) struct SessionLimit(pub(crate) usize);
+
 impl SessionStore {
-    pub(crate) fn new(keys: Arc<dyn Keyspace>) -> Self {
-        SessionStore { keys }
+    pub(crate) fn new(keys: Arc<dyn Keyspace>, counts: Arc<dyn Keyspace>, max_per_principal: usize) -> Self {
+        SessionStore { keys, counts, max_per_principal }
+    }
+
+    /// Take one of `principal`'s session slots (fleet-wide); `Ok(Err(_))` at the limit.
+    pub(crate) async fn admit(&self, principal: &str) -> Result<Result<(), SessionLimit>, BusError> {
+        let key = principal_key(principal);
+        let held = self.counts.increment(&key, 1).await?;
+        if held > self.max_per_principal as i64 {
+            self.counts.increment(&key, -1).await?;
+            return Ok(Err(SessionLimit(self.max_per_principal)));
+        }
+        Ok(Ok(()))
+    }
+
+    /// Give back one of `principal`'s session slots (its session ended).
+    pub(crate) async fn release(&self, principal: &str) -> Result<(), BusError> {
+        let key = principal_key(principal);
+        if self.counts.increment(&key, -1).await? < 0 {
+            // The counter had expired meanwhile: never let it go below zero.
+            self.counts.put(&key, b"0".to_vec()).await?;
+        }
+        Ok(())
     }
 
     /// Store a new session; answers its id.
@@ -173,6 +205,14 @@ impl SessionStore {
     }
 }
 
+/// A keyspace key for any principal id: `p.` and the hex SHA-256 of the id.
+fn principal_key(principal: &str) -> String {
+    use sha2::Digest;
+    let digest = sha2::Sha256::digest(principal.as_bytes());
+    let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+    format!("p.{hex}")
+}
+
 fn encode(record: &SessionRecord) -> Vec<u8> {
     // A plain struct of strings, maps and sets always serializes.
     serde_json::to_vec(record).unwrap_or_default()
@@ -211,5 +251,7 @@ mod tests {
         assert!(is_session_id(&id) && id.bytes().all(|b| (0x21..=0x7e).contains(&b)));
         assert_ne!(id, new_session_id());
         assert!(!is_session_id("../etc") && !is_session_id(""));
+        let key = principal_key("any string, even with spaces / and * stars");
+        assert!(mcp_fleet_bus::keyspace::check_key(&key).is_ok() && key.len() == 66);
     }
 }

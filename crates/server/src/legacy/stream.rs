@@ -7,7 +7,8 @@
 //! most one pending notification per list and per URI, so a slow reader costs bounded memory
 //! and the last notification it reads is newer than every change it missed.
 //!
-//! Session events ([`EventKind::SessionChanged`]) keep each stream's subscriptions current
+//! Session events ([`EventKind::SessionChanged`]) end streams, stop cancelled calls running
+//! here, and keep each stream's subscriptions current
 //! wherever `resources/subscribe` was served: they travel the bus in order with the resource
 //! updates, so an update published after a subscription was acknowledged is never filtered out
 //! by a stream that has not heard of it yet. Every event written carries an SSE id; a client
@@ -31,6 +32,7 @@ use mcp_fleet_protocol::methods::RESOURCE_UPDATED;
 use mcp_fleet_protocol::{ListKind, jsonrpc::encode_notification, sse};
 use serde_json::json;
 
+use super::calls::RunningCalls;
 use crate::metrics::Metrics;
 
 /// What one GET stream still has to write.
@@ -127,6 +129,8 @@ struct Inner {
     closing: AtomicBool,
     max_streams: usize,
     metrics: Metrics,
+    /// The sessions' calls running here, which a cancel event may stop.
+    calls: RunningCalls,
 }
 
 impl SessionStreams {
@@ -137,8 +141,14 @@ impl SessionStreams {
             closing: AtomicBool::new(false),
             max_streams,
             metrics,
+            calls: RunningCalls::default(),
         };
         SessionStreams { inner: Arc::new(inner) }
+    }
+
+    /// The sessions' calls running on this node.
+    pub(crate) fn calls(&self) -> &RunningCalls {
+        &self.inner.calls
     }
 
     /// Open the GET stream of `session` (its current subscriptions given). A stream of the same
@@ -192,6 +202,9 @@ impl SessionStreams {
         let scope = event.scope.as_deref();
         let streams = self.read();
         match (event.kind, &event.session, &event.uri) {
+            (EventKind::SessionChanged, Some(change), Some(id)) if change.op == SessionOp::Cancel => {
+                self.inner.calls.cancel(&change.session, id);
+            }
             (EventKind::SessionChanged, Some(change), uri) => {
                 for stream in streams.values().filter(|s| s.session == change.session) {
                     stream.update(|p| match (change.op, uri) {

@@ -1,0 +1,299 @@
+//! 2025-era clients on a fleet of three nodes sharing one bus: a session opened on one node is
+//! served by every node, its GET stream hears changes published anywhere, its subscriptions
+//! made on another node reach that stream, an elicitation answered to another node reaches the
+//! waiting call, and its end is an end everywhere. Wire-level probes (see
+//! `mcp_fleet_tests::legacy`); the registries' SDKs run against the node binary in
+//! `crates/node/tests/legacy_clients.rs`.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use http::StatusCode;
+use mcp_fleet_bus::{MemoryBus, ServerEventBus};
+use mcp_fleet_server::types::{CallToolResult, Tool};
+use mcp_fleet_server::{HandlerOptions, InputRequired, LegacyOptions, McpServer, Outcome};
+use mcp_fleet_tests::cluster::tenant_options;
+use mcp_fleet_tests::legacy::{LegacySession, headers, initialize_body, initialize_raw};
+use mcp_fleet_tests::{McpClient, TestNode, WAIT, test_server};
+use serde_json::{Value, json};
+
+/// The test catalog plus `ask` (asks the user's name by elicitation) and `slow` (30 s).
+fn server() -> McpServer {
+    let server = test_server();
+    server.tool(Tool::new("ask", "Asks for a name"), |call| async move {
+        let Some(answer) = call.ctx.input_responses.as_ref().and_then(|r| r.get("name")) else {
+            let schema = json!({"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]});
+            let ask = InputRequired::new().request(
+                "name",
+                "elicitation/create",
+                json!({"message": "Your name?", "requestedSchema": schema}),
+            );
+            return Ok(Outcome::InputRequired(ask));
+        };
+        let name = answer["content"]["name"].as_str().unwrap_or("nobody").to_owned();
+        Ok(Outcome::Complete(CallToolResult::text(format!("Hello, {name}!"))))
+    });
+    server.tool(Tool::new("chatty", "Logs while it works"), |call| async move {
+        call.ctx.log(mcp_fleet_server::LogLevel::Info, Some("chatty"), json!("working")).await;
+        Ok(CallToolResult::text("done"))
+    });
+    server.tool(Tool::new("slow", "Takes 30 s"), |_call| async move {
+        tokio::time::sleep(Duration::from_secs(30)).await;
+        Ok(CallToolResult::text("late"))
+    });
+    server
+}
+
+async fn fleet(options: impl Fn() -> HandlerOptions) -> (Vec<TestNode>, Vec<McpClient>) {
+    let bus = MemoryBus::new();
+    let mut nodes = Vec::new();
+    for i in 0..3 {
+        let node_bus: Arc<dyn ServerEventBus> = Arc::new(bus.as_node(&format!("n{i}")));
+        nodes.push(TestNode::start(server(), options().bus(node_bus)).await);
+    }
+    let clients = nodes.iter().map(|n| McpClient::new(n.url())).collect();
+    (nodes, clients)
+}
+
+fn call(id: i64, name: &str) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": name, "arguments": {}}})
+}
+
+#[tokio::test]
+async fn a_session_opened_on_one_node_is_served_by_every_node_with_era_pure_results() {
+    let (_nodes, c) = fleet(HandlerOptions::default).await;
+    let reply = initialize_raw(&c[0], json!({}), &[]).await;
+    let init = reply.json();
+    assert_eq!(init["result"]["protocolVersion"], "2025-11-25");
+    assert_eq!(init["result"]["capabilities"]["resources"]["subscribe"], true);
+    assert!(init["result"]["serverInfo"]["name"].is_string());
+    let id = reply.headers["mcp-session-id"].to_str().unwrap();
+    assert!(id.len() == 32 && id.bytes().all(|b| (0x21..=0x7e).contains(&b)), "{id}");
+
+    let session = LegacySession::open(&c[0], json!({})).await;
+    let tools = session.result(&c[1], "tools/list", json!({})).await;
+    assert!(tools["tools"].as_array().is_some_and(|t| !t.is_empty()));
+    for key in ["resultType", "ttlMs", "cacheScope"] {
+        assert!(tools.get(key).is_none(), "{key} is not part of the 2025 schema: {tools}");
+    }
+    assert!(tools.pointer("/_meta/io.modelcontextprotocol~1serverInfo").is_none(), "{tools}");
+    assert_eq!(session.result(&c[2], "ping", json!({})).await, json!({}));
+    let text = session.result(&c[2], "tools/call", json!({"name": "echo", "arguments": {"text": "hi"}})).await;
+    assert_eq!(text["content"][0]["text"], "hi");
+    // An unknown resource speaks the 2025 code, in-band.
+    let missing = session
+        .post(&c[1], &json!({"jsonrpc": "2.0", "id": 9, "method": "resources/read", "params": {"uri": "test://nope"}}))
+        .await;
+    assert_eq!((missing.status, missing.error_code()), (StatusCode::OK, Some(-32002)));
+    // Methods of the 2026 era are not part of this one.
+    let discover = session.post(&c[0], &json!({"jsonrpc": "2.0", "id": 3, "method": "server/discover"})).await;
+    assert_eq!(discover.error_code(), Some(-32601));
+
+    let old = c[0].post_with(&json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2024-11-05", "capabilities": {}}}), &headers(None, &[])).await;
+    assert_eq!(old.json()["result"]["protocolVersion"], "2025-11-25", "an unknown version gets our newest");
+}
+
+#[tokio::test]
+async fn session_errors_are_http_errors_and_an_ended_session_is_unknown_everywhere() {
+    let (_nodes, c) = fleet(HandlerOptions::default).await;
+    let ping = json!({"jsonrpc": "2.0", "id": 1, "method": "ping"});
+    assert_eq!(c[0].post_with(&ping, &headers(None, &[])).await.status, StatusCode::BAD_REQUEST);
+    let unknown = "0123456789abcdef0123456789abcdef";
+    assert_eq!(c[0].post_with(&ping, &headers(Some(unknown), &[])).await.status, StatusCode::NOT_FOUND);
+    assert_eq!(c[0].post_with(&ping, &headers(Some("../../etc"), &[])).await.status, StatusCode::NOT_FOUND);
+    let bad_version = [("mcp-protocol-version".to_owned(), "1999-01-01".to_owned())];
+    let session = LegacySession::open(&c[0], json!({})).await;
+    let mut h = headers(Some(&session.id), &[]);
+    h.retain(|(k, _)| k != "mcp-protocol-version");
+    h.extend_from_slice(&bad_version);
+    assert_eq!(c[1].post_with(&ping, &h).await.status, StatusCode::BAD_REQUEST);
+
+    let mut stream = session.stream(&c[2], None).await;
+    assert_eq!(stream.status, StatusCode::OK);
+    assert_eq!(session.delete(&c[1]).await, StatusCode::OK);
+    for client in &c {
+        assert_eq!(session.post(client, &ping).await.status, StatusCode::NOT_FOUND);
+    }
+    assert!(stream.next_message_within(WAIT).await.is_none(), "the ended session's stream ends");
+    assert_eq!(session.delete(&c[0]).await, StatusCode::NOT_FOUND);
+}
+
+#[tokio::test]
+async fn another_principals_session_is_refused_and_sessions_per_principal_are_limited() {
+    let (_nodes, c) = fleet(|| tenant_options().legacy(LegacyOptions::default().max_sessions_per_principal(2))).await;
+    let acme = vec![("x-tenant".to_owned(), "acme".to_owned())];
+    let globex = vec![("x-tenant".to_owned(), "globex".to_owned())];
+    let session = LegacySession::open_with(&c[0], json!({}), acme.clone()).await;
+    let ping = json!({"jsonrpc": "2.0", "id": 1, "method": "ping"});
+    assert_eq!(session.post(&c[1], &ping).await.status, StatusCode::OK);
+    let stolen = LegacySession { id: session.id.clone(), extra: globex.clone() };
+    assert_eq!(stolen.post(&c[1], &ping).await.status, StatusCode::FORBIDDEN);
+    assert_eq!(stolen.stream(&c[2], None).await.status, StatusCode::FORBIDDEN);
+    assert_eq!(stolen.delete(&c[2]).await, StatusCode::FORBIDDEN);
+
+    let second = LegacySession::open_with(&c[1], json!({}), acme.clone()).await;
+    let third = initialize_raw(&c[2], json!({}), &acme).await;
+    assert_eq!(third.status, StatusCode::TOO_MANY_REQUESTS, "{}", String::from_utf8_lossy(&third.body));
+    assert_eq!(initialize_raw(&c[2], json!({}), &globex).await.status, StatusCode::OK, "limits are per principal");
+    assert_eq!(second.delete(&c[0]).await, StatusCode::OK);
+    assert_eq!(initialize_raw(&c[2], json!({}), &acme).await.status, StatusCode::OK, "an ended session frees its slot");
+}
+
+#[tokio::test]
+async fn the_get_stream_hears_changes_published_on_any_node_and_subscriptions_made_on_any_node() {
+    let (nodes, c) = fleet(HandlerOptions::default).await;
+    let session = LegacySession::open(&c[0], json!({})).await;
+    let mut stream = session.stream(&c[0], None).await;
+    assert_eq!(stream.status, StatusCode::OK);
+    assert_eq!(stream.headers["content-type"], "text/event-stream");
+
+    nodes[2].handler.notify().tools_changed().await.unwrap();
+    assert_eq!(stream.next_message().await.unwrap()["method"], "notifications/tools/list_changed");
+
+    assert_eq!(session.result(&c[1], "resources/subscribe", json!({"uri": "test://a"})).await, json!({}));
+    nodes[2].handler.notify().resource_updated("test://b").await.unwrap();
+    nodes[2].handler.notify().resource_updated("test://a").await.unwrap();
+    let updated = stream.next_message().await.unwrap();
+    assert_eq!(
+        (updated["method"].as_str(), updated["params"]["uri"].as_str()),
+        (Some("notifications/resources/updated"), Some("test://a"))
+    );
+    assert!(updated.get("id").is_none());
+    stream.expect_silence(Duration::from_millis(200)).await;
+
+    assert_eq!(session.result(&c[2], "resources/unsubscribe", json!({"uri": "test://a"})).await, json!({}));
+    nodes[1].handler.notify().resource_updated("test://a").await.unwrap();
+    stream.expect_silence(Duration::from_millis(300)).await;
+    assert_eq!(nodes[0].handler.open_session_streams(), 1);
+}
+
+#[tokio::test]
+async fn a_resumed_stream_on_another_node_starts_with_the_gap_invalidation() {
+    let (_nodes, c) = fleet(HandlerOptions::default).await;
+    let session = LegacySession::open(&c[0], json!({})).await;
+    session.result(&c[0], "resources/subscribe", json!({"uri": "test://a"})).await;
+    let mut stream = session.stream(&c[1], Some("0123456789abcdef-4")).await;
+    let mut heard = Vec::new();
+    for _ in 0..4 {
+        let m = stream.next_message().await.unwrap();
+        heard.push(format!("{} {}", m["method"].as_str().unwrap(), m["params"]["uri"].as_str().unwrap_or("")));
+    }
+    heard.sort();
+    assert_eq!(
+        heard,
+        [
+            "notifications/prompts/list_changed ",
+            "notifications/resources/list_changed ",
+            "notifications/resources/updated test://a",
+            "notifications/tools/list_changed ",
+        ]
+    );
+}
+
+#[tokio::test]
+async fn an_elicitation_answered_to_another_node_reaches_the_waiting_call() {
+    let (_nodes, c) = fleet(HandlerOptions::default).await;
+    let session = LegacySession::open(&c[0], json!({"elicitation": {}})).await;
+    let body = serde_json::to_vec(&call(5, "ask")).unwrap();
+    let resp = c[0].send_raw("POST", &headers(Some(&session.id), &[]), body).await;
+    let mut sse = mcp_fleet_tests::ListenStream::from_response(resp);
+    assert_eq!(sse.headers["content-type"], "text/event-stream");
+    let request = sse.next_message().await.unwrap();
+    assert_eq!(request["method"], "elicitation/create");
+    assert_eq!(request["params"]["message"], "Your name?");
+    let id = request["id"].clone();
+    assert!(id.is_string(), "{request}");
+
+    // Nobody waits for an answer with another id, nor for one from another session.
+    let stray = json!({"jsonrpc": "2.0", "id": "mcpf-unknown", "result": {"action": "cancel"}});
+    assert_eq!(session.post(&c[1], &stray).await.status, StatusCode::BAD_REQUEST);
+    let other = LegacySession::open(&c[2], json!({})).await;
+    let hijack = json!({"jsonrpc": "2.0", "id": id, "result": {"action": "accept", "content": {"name": "Mallory"}}});
+    assert_eq!(other.post(&c[2], &hijack).await.status, StatusCode::BAD_REQUEST);
+
+    let answer = json!({"jsonrpc": "2.0", "id": id, "result": {"action": "accept", "content": {"name": "Ada"}}});
+    assert_eq!(session.post(&c[1], &answer).await.status, StatusCode::ACCEPTED);
+    let result = sse.next_message().await.unwrap();
+    assert_eq!(result["id"], 5);
+    assert_eq!(result["result"]["content"][0]["text"], "Hello, Ada!");
+    assert!(result["result"].get("resultType").is_none());
+
+    // Without the capability the handler's request is refused, not sent.
+    let plain = LegacySession::open(&c[1], json!({})).await;
+    let refused = plain.post(&c[1], &call(6, "ask")).await;
+    assert!(refused.messages().last().unwrap().get("error").is_some(), "{:?}", refused.messages());
+}
+
+#[tokio::test]
+async fn a_call_cancelled_on_another_node_stops() {
+    let (_nodes, c) = fleet(HandlerOptions::default).await;
+    let session = LegacySession::open(&c[0], json!({})).await;
+    let started = tokio::time::Instant::now();
+    let running = tokio::spawn({
+        let (session, client) = (session.clone(), c[0].clone());
+        async move { session.post(&client, &call(11, "slow")).await }
+    });
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let cancel =
+        json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 11, "reason": "bored"}});
+    assert_eq!(session.post(&c[2], &cancel).await.status, StatusCode::ACCEPTED);
+    let reply = tokio::time::timeout(WAIT, running).await.expect("the call stops").unwrap();
+    assert!(started.elapsed() < Duration::from_secs(10));
+    assert!(reply.json().get("result").is_none(), "a cancelled call has no result");
+}
+
+#[tokio::test]
+async fn progress_and_log_levels_set_on_one_node_apply_to_calls_on_another() {
+    let (_nodes, c) = fleet(HandlerOptions::default).await;
+    let session = LegacySession::open(&c[0], json!({})).await;
+    let counted = session
+        .post(&c[1], &json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "counter", "_meta": {"progressToken": "p1"}}}))
+        .await;
+    let messages = counted.messages();
+    assert_eq!(messages.iter().filter(|m| m["method"] == "notifications/progress").count(), 3, "{messages:?}");
+    assert!(messages.iter().all(|m| m["params"]["progressToken"] == "p1" || m.get("result").is_some()));
+    let logs = |reply: &mcp_fleet_tests::Reply| {
+        reply.messages().iter().filter(|m| m["method"] == "notifications/message").count()
+    };
+    assert_eq!(logs(&session.post(&c[2], &call(4, "chatty")).await), 0, "no log messages before a level is set");
+    assert_eq!(session.result(&c[1], "logging/setLevel", json!({"level": "debug"})).await, json!({}));
+    assert_eq!(logs(&session.post(&c[2], &call(5, "chatty")).await), 1);
+    assert_eq!(session.result(&c[0], "logging/setLevel", json!({"level": "error"})).await, json!({}));
+    assert_eq!(logs(&session.post(&c[2], &call(6, "chatty")).await), 0, "info is below error");
+    let bad = session
+        .post(&c[1], &json!({"jsonrpc": "2.0", "id": 3, "method": "logging/setLevel", "params": {"level": "loud"}}))
+        .await;
+    assert_eq!(bad.error_code(), Some(-32602));
+}
+
+#[tokio::test]
+async fn batches_are_served_in_2025_03_26_only() {
+    let (_nodes, c) = fleet(HandlerOptions::default).await;
+    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-03-26", "capabilities": {}}});
+    let reply = c[0].post_with(&init, &headers(None, &[])).await;
+    let id = reply.headers["mcp-session-id"].to_str().unwrap().to_owned();
+    let mut h = headers(Some(&id), &[]);
+    h.retain(|(k, _)| k != "mcp-protocol-version");
+    let batch = json!([
+        {"jsonrpc": "2.0", "id": 1, "method": "ping"},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
+    ]);
+    let answers = c[1].post_with(&batch, &h).await.json();
+    let ids: Vec<_> = answers.as_array().unwrap().iter().map(|a| a["id"].clone()).collect();
+    assert_eq!(ids, [json!(1), json!(2)]);
+    let modern = LegacySession::open(&c[0], json!({})).await;
+    assert_eq!(modern.post(&c[1], &batch).await.status, StatusCode::BAD_REQUEST);
+}
+
+#[tokio::test]
+async fn without_sessions_every_post_is_served_alone_and_get_is_not_allowed() {
+    let (_nodes, c) = fleet(|| HandlerOptions::default().legacy(LegacyOptions::default().sessions(false))).await;
+    let reply = c[0].post_with(&initialize_body(json!({})), &headers(None, &[])).await;
+    assert_eq!(reply.status, StatusCode::OK);
+    assert!(reply.headers.get("mcp-session-id").is_none());
+    let tools = c[1].post_with(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}), &headers(None, &[])).await;
+    assert!(tools.json()["result"]["tools"].is_array());
+    let get = c[2].send_raw("GET", &[("accept".into(), "text/event-stream".into())], bytes::Bytes::new()).await;
+    assert_eq!(get.status(), StatusCode::METHOD_NOT_ALLOWED);
+}
