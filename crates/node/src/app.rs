@@ -82,7 +82,8 @@ fn options(config: &Config, node_id: String) -> HandlerOptions {
         .bus_down_grace(Duration::from_secs(config.ready_bus_grace_secs))
         .catalog_notifications(config.catalog_notifications())
         .membership_ttl(Duration::from_secs(config.membership_ttl_secs))
-        .convergence_timeout(Duration::from_secs(config.convergence_timeout_secs));
+        .convergence_timeout(Duration::from_secs(config.convergence_timeout_secs))
+        .legacy(config.legacy());
     if config.allowed_origins.iter().any(|o| o == "*") {
         options.allow_any_origin()
     } else {

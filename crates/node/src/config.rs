@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::Parser;
-use mcp_fleet_server::CatalogNotifications;
+use mcp_fleet_server::{CatalogNotifications, LegacyOptions};
 
 /// One replica of an mcp-fleet MCP server.
 #[derive(Debug, Clone, Parser)]
@@ -170,6 +170,43 @@ pub(crate) struct Config {
     /// state travels unsigned.
     #[arg(long, env = "MCP_FLEET_REQUEST_STATE_KEY_FILE")]
     pub(crate) request_state_key_file: Option<PathBuf>,
+
+    /// How 2025-era clients (initialize, Mcp-Session-Id, the GET stream) are served:
+    /// `sessions` — with sessions kept in the bus, so any replica serves any request;
+    /// `stateless` — every POST alone, no session id, GET/DELETE 405 (no server-to-client
+    /// requests); `off` — refused with -32022, as a 2026-only server does.
+    #[arg(long, env = "MCP_FLEET_LEGACY", value_enum, default_value_t = LegacyMode::Sessions)]
+    pub(crate) legacy: LegacyMode,
+
+    /// A 2025-era session unused for this long ends, in seconds (requests and an open GET
+    /// stream renew it).
+    #[arg(long, env = "MCP_FLEET_SESSION_TTL_SECS", default_value_t = 1800, value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) session_ttl_secs: u64,
+
+    /// Most open 2025-era GET streams on this node (past it a GET gets 503).
+    #[arg(long, env = "MCP_FLEET_MAX_SESSION_STREAMS", default_value_t = 10_000)]
+    pub(crate) max_session_streams: usize,
+
+    /// Most 2025-era sessions one authenticated principal may hold across the fleet (past it
+    /// initialize gets 429).
+    #[arg(long, env = "MCP_FLEET_MAX_SESSIONS_PER_PRINCIPAL", default_value_t = 100)]
+    pub(crate) max_sessions_per_principal: usize,
+
+    /// How long a call waits for a 2025-era client's answer to a sampling, elicitation or
+    /// roots request, in seconds.
+    #[arg(long, env = "MCP_FLEET_SERVER_REQUEST_TIMEOUT_SECS", default_value_t = 300, value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) server_request_timeout_secs: u64,
+}
+
+/// `--legacy`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum LegacyMode {
+    /// Sessions in the fleet.
+    Sessions,
+    /// Every POST alone.
+    Stateless,
+    /// Refused.
+    Off,
 }
 
 /// `--catalog-notifications`.
@@ -216,6 +253,19 @@ impl Config {
             NotifyMode::Fleet => CatalogNotifications::FleetConverged,
             NotifyMode::Immediate => CatalogNotifications::Immediate,
         }
+    }
+
+    pub(crate) fn legacy(&self) -> LegacyOptions {
+        let options = match self.legacy {
+            LegacyMode::Off => return LegacyOptions::disabled(),
+            LegacyMode::Stateless => LegacyOptions::default().sessions(false),
+            LegacyMode::Sessions => LegacyOptions::default(),
+        };
+        options
+            .session_ttl(Duration::from_secs(self.session_ttl_secs))
+            .max_streams(self.max_session_streams)
+            .max_sessions_per_principal(self.max_sessions_per_principal)
+            .server_request_timeout(Duration::from_secs(self.server_request_timeout_secs))
     }
 
     pub(crate) fn max_stream_lifetime(&self) -> Option<Duration> {
