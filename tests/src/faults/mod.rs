@@ -1,4 +1,5 @@
-//! The fault suite's harness: a fleet of nodes with recorded listen streams on private brokers
+//! The fault suite's harness: a fleet of nodes with recorded listen streams (and 2025-era
+//! session GET streams) on private brokers
 //! ([`procs`]), and the scenarios every fault goes through ([`run_scenarios`]):
 //!
 //! 1. continuous publishing from every node, with the fault in the middle;
@@ -21,11 +22,15 @@ use serde_json::json;
 use tokio::time::Instant;
 
 use crate::cluster::{FOLLOWED, follow_all, publish_kind};
+use crate::legacy::LegacySession;
 use crate::{McpClient, TestNode, WAIT, request, test_server};
 use record::{Accepted, StreamRecord, assert_all_covered};
 
 /// Listen streams per node (30 across a 3-node fleet, as in the issue).
 pub const STREAMS_PER_NODE: usize = 10;
+/// 2025-era GET streams per node, each of its own session subscribed to `test://a`: they hear
+/// the same events through the same fanout, and are held to the same invariant.
+pub const LEGACY_STREAMS_PER_NODE: usize = 2;
 /// How long delivery (or a gap) may take after a publish, faults included.
 pub const DELIVERY_WAIT: Duration = Duration::from_secs(30);
 /// Pause between one node's publishes in continuous mode.
@@ -40,7 +45,8 @@ pub trait Fault {
 }
 
 /// Nodes on private brokers, each with [`STREAMS_PER_NODE`] recorded listen streams following
-/// every kind in [`FOLLOWED`].
+/// every kind in [`FOLLOWED`], and [`LEGACY_STREAMS_PER_NODE`] session GET streams following
+/// the same.
 pub struct FaultFleet {
     /// The nodes.
     pub nodes: Vec<TestNode>,
@@ -64,6 +70,14 @@ impl FaultFleet {
                 let mut stream = client.listen(json!(format!("s{i}-{j}")), follow_all()).await;
                 let ack = stream.next_message().await.expect("ack");
                 assert_eq!(ack["method"], "notifications/subscriptions/acknowledged", "{ack}");
+                streams.push(StreamRecord::start(i, stream));
+            }
+            for j in 0..LEGACY_STREAMS_PER_NODE {
+                let client = if j % 2 == 0 { McpClient::new(node.url()) } else { McpClient::h2c(node.url()) };
+                let session = LegacySession::open(&client, json!({})).await;
+                session.result(&client, "resources/subscribe", json!({"uri": "test://a"})).await;
+                let stream = session.stream(&client, None).await;
+                assert_eq!(stream.status, http::StatusCode::OK, "node {i} opens a session stream");
                 streams.push(StreamRecord::start(i, stream));
             }
         }

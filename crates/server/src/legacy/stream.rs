@@ -5,7 +5,9 @@
 //! for the URIs it subscribed — from change events published on any node, through the same
 //! fanout as listen streams (deduplicated, gap-aware). Like a listen stream it coalesces: at
 //! most one pending notification per list and per URI, so a slow reader costs bounded memory
-//! and the last notification it reads is newer than every change it missed.
+//! and the last notification it reads is newer than every change it missed. Each notification
+//! carries the event's place in the bus's history (or the gap marker) under
+//! `_meta["dev.mcp-fleet/event"]`, serialized once per event, as on listen streams.
 //!
 //! Session events ([`EventKind::SessionChanged`]) end streams, stop cancelled calls running
 //! here, and keep each stream's subscriptions current
@@ -16,8 +18,9 @@
 //! and every subscribed URI — the gap rule: what it may have missed is invalidated, never
 //! silently lost.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::convert::Infallible;
+use std::io::Write as _;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, RwLock};
@@ -28,22 +31,36 @@ use bytes::Bytes;
 use http_body::{Body, Frame};
 use mcp_fleet_bus::envelope::SessionOp;
 use mcp_fleet_bus::{EventEnvelope, EventKind};
+use mcp_fleet_protocol::envelope::FLEET_EVENT_KEY;
 use mcp_fleet_protocol::methods::RESOURCE_UPDATED;
 use mcp_fleet_protocol::{ListKind, jsonrpc::encode_notification, sse};
-use serde_json::json;
+use serde_json::{Value, json};
 
 use super::calls::RunningCalls;
 use crate::metrics::Metrics;
 
-/// What one GET stream still has to write.
+/// One notification, serialized once per event for every stream that gets it: the JSON-RPC
+/// message, with the fleet event metadata (epoch, version, publish time — or the gap marker)
+/// under the project `_meta` key, as listen streams carry it.
+type Notification = Arc<[u8]>;
+
+fn notification(method: &str, uri: Option<&str>, meta: &Value) -> Notification {
+    let mut params = json!({"_meta": {FLEET_EVENT_KEY: meta}});
+    if let Some(uri) = uri {
+        params["uri"] = json!(uri);
+    }
+    encode_notification(method, &params).into()
+}
+
+/// What one GET stream still has to write: at most one frame per list and per URI (the newest).
 #[derive(Debug, Default)]
 struct Pending {
     /// URIs the session subscribed (kept current by session events).
     subscriptions: BTreeSet<String>,
     /// Pending list changes, by [`ListKind::ANNOUNCED`] position.
-    lists: [bool; 3],
+    lists: [Option<Notification>; 3],
     /// Pending resource updates.
-    uris: BTreeSet<String>,
+    uris: BTreeMap<String, Notification>,
     keepalive: bool,
     closing: bool,
     /// The number of the next event id.
@@ -51,30 +68,35 @@ struct Pending {
 }
 
 impl Pending {
-    /// Mark everything the session follows (the gap rule).
-    fn invalidate(&mut self) {
-        self.lists = [true; 3];
-        self.uris = self.subscriptions.clone();
+    /// Mark everything the session follows with `lists` (one frame per announced list) and a
+    /// resource frame per subscribed URI carrying `meta` (the gap rule).
+    fn invalidate(&mut self, lists: &[Notification; 3], meta: &Value) {
+        self.lists = lists.clone().map(Some);
+        self.uris =
+            self.subscriptions.iter().map(|u| (u.clone(), notification(RESOURCE_UPDATED, Some(u), meta))).collect();
     }
 
     /// Write everything pending as SSE events with ids `<prefix>-<n>`; answers how many.
     fn drain_into(&mut self, buf: &mut Vec<u8>, prefix: &str) -> usize {
-        let mut written = 0;
-        let mut write = |buf: &mut Vec<u8>, next: &mut u64, json: Vec<u8>| {
-            sse::write_event_with_id(buf, &format!("{prefix}-{next}"), &json);
-            *next += 1;
-            written += 1;
-        };
-        for (list, pending) in ListKind::ANNOUNCED.iter().zip(self.lists.iter_mut()) {
-            if std::mem::take(pending) {
-                write(buf, &mut self.next_event, encode_notification(list.list_changed(), &json!({})));
-            }
+        let pending: Vec<Notification> = self
+            .lists
+            .iter_mut()
+            .filter_map(Option::take)
+            .chain(std::mem::take(&mut self.uris).into_values())
+            .collect();
+        for json in &pending {
+            // Writing into a Vec cannot fail.
+            let _ = write!(buf, "id: {prefix}-{}\n", self.next_event);
+            sse::write_event(buf, json);
+            self.next_event += 1;
         }
-        for uri in std::mem::take(&mut self.uris) {
-            write(buf, &mut self.next_event, encode_notification(RESOURCE_UPDATED, &json!({"uri": uri})));
-        }
-        written
+        pending.len()
     }
+}
+
+/// The frames of a gap invalidation, one per announced list.
+fn gap_frames(meta: &Value) -> [Notification; 3] {
+    ListKind::ANNOUNCED.map(|list| notification(list.list_changed(), None, meta))
 }
 
 /// One open GET stream.
@@ -164,7 +186,8 @@ impl SessionStreams {
         let key = self.inner.next_key.fetch_add(1, Ordering::Relaxed);
         let mut pending = Pending { subscriptions, ..Pending::default() };
         if resumed {
-            pending.invalidate();
+            let meta = json!({"gap": true, "resumed": true});
+            pending.invalidate(&gap_frames(&meta), &meta);
         }
         let stream = Arc::new(SessionStream {
             key,
@@ -197,8 +220,9 @@ impl SessionStreams {
         Ok(SessionStreamBody { stream, streams: self.clone(), done: false })
     }
 
-    /// Deliver one change event to the streams it concerns.
-    pub(crate) fn deliver(&self, event: &EventEnvelope) {
+    /// Deliver one change event to the streams it concerns, with `meta` (the event's place in
+    /// the bus's history) under the project `_meta` key.
+    pub(crate) fn deliver(&self, event: &EventEnvelope, meta: &Value) {
         let scope = event.scope.as_deref();
         let streams = self.read();
         match (event.kind, &event.session, &event.uri) {
@@ -221,10 +245,12 @@ impl SessionStreams {
                 }
             }
             (EventKind::ResourceUpdated, _, Some(uri)) => {
+                let mut update = None;
                 for stream in streams.values().filter(|s| s.hears(scope)) {
                     let mut state = stream.state();
                     if state.subscriptions.contains(uri) {
-                        state.uris.insert(uri.clone());
+                        let update = update.get_or_insert_with(|| notification(RESOURCE_UPDATED, Some(uri), meta));
+                        state.uris.insert(uri.clone(), update.clone());
                         drop(state);
                         stream.waker.wake();
                     }
@@ -234,17 +260,20 @@ impl SessionStreams {
                 let Some(slot) = ListKind::ANNOUNCED.iter().position(|l| crate::notify::list_event(*l) == kind) else {
                     return;
                 };
+                let changed = notification(ListKind::ANNOUNCED[slot].list_changed(), None, meta);
                 for stream in streams.values().filter(|s| s.hears(scope)) {
-                    stream.update(|p| p.lists[slot] = true);
+                    stream.update(|p| p.lists[slot] = Some(changed.clone()));
                 }
             }
         }
     }
 
-    /// After a bus gap: every stream hears of every list and every subscribed URI.
-    pub(crate) fn invalidate_all(&self) {
+    /// After a bus gap: every stream hears of every list and every subscribed URI, with
+    /// `meta` (the gap marker).
+    pub(crate) fn invalidate_all(&self, meta: &Value) {
+        let lists = gap_frames(meta);
         for stream in self.read().values() {
-            stream.update(Pending::invalidate);
+            stream.update(|p| p.invalidate(&lists, meta));
         }
     }
 
@@ -371,18 +400,25 @@ mod tests {
     async fn hears_lists_and_only_subscribed_uris_kept_current_by_session_events() {
         let streams = SessionStreams::new(10, Metrics::default());
         let mut body = streams.open("s1", None, BTreeSet::new(), false).unwrap();
-        streams.deliver(&event(Change::resource("test://a")));
-        streams.deliver(&event(Change::session("s1", SessionOp::Subscribe, Some("test://a".into()))));
-        streams.deliver(&event(Change::session("other", SessionOp::Subscribe, Some("test://b".into()))));
-        streams.deliver(&event(Change::resource("test://a")));
-        streams.deliver(&event(Change::resource("test://b")));
-        streams.deliver(&event(Change::list(EventKind::ToolsListChanged)));
+        streams.deliver(&event(Change::resource("test://a")), &json!({"version": 1}));
+        streams.deliver(
+            &event(Change::session("s1", SessionOp::Subscribe, Some("test://a".into()))),
+            &json!({"version": 1}),
+        );
+        streams.deliver(
+            &event(Change::session("other", SessionOp::Subscribe, Some("test://b".into()))),
+            &json!({"version": 1}),
+        );
+        streams.deliver(&event(Change::resource("test://a")), &json!({"version": 1}));
+        streams.deliver(&event(Change::resource("test://b")), &json!({"version": 1}));
+        streams.deliver(&event(Change::list(EventKind::ToolsListChanged)), &json!({"version": 1}));
         let text = next_text(&mut body).await;
         assert!(text.contains("notifications/tools/list_changed"), "{text}");
         assert_eq!(text.matches("notifications/resources/updated").count(), 1, "{text}");
         assert!(text.contains("test://a") && !text.contains("test://b"), "{text}");
         assert!(text.starts_with("id: ") && text.contains("-0\nevent: message\ndata: {"), "{text}");
-        streams.deliver(&event(Change::session("s1", SessionOp::End, None)));
+        assert!(text.contains(r#""_meta":{"dev.mcp-fleet/event":{"version":1}}"#), "the event's place travels: {text}");
+        streams.deliver(&event(Change::session("s1", SessionOp::End, None)), &json!({"version": 1}));
         assert!(poll_fn(|cx| Pin::new(&mut body).poll_frame(cx)).await.is_none());
     }
 
@@ -395,8 +431,8 @@ mod tests {
         for method in ["tools/list_changed", "prompts/list_changed", "resources/list_changed", "resources/updated"] {
             assert!(text.contains(method), "{method}: {text}");
         }
-        streams.deliver(&event(Change::list(EventKind::PromptsListChanged).in_scope("other")));
-        streams.deliver(&event(Change::list(EventKind::ToolsListChanged).in_scope("acme")));
+        streams.deliver(&event(Change::list(EventKind::PromptsListChanged).in_scope("other")), &json!({"version": 1}));
+        streams.deliver(&event(Change::list(EventKind::ToolsListChanged).in_scope("acme")), &json!({"version": 1}));
         let text = next_text(&mut body).await;
         assert!(text.contains("tools/list_changed") && !text.contains("prompts"), "{text}");
     }

@@ -57,7 +57,7 @@ impl Fanout {
         *self.position.lock().unwrap_or_else(PoisonError::into_inner) = Some((event.epoch, event.version));
         let meta = json!({"epoch": event.epoch, "version": event.version, "publishedAtMs": event.published_at_ms});
         let streams = self.router.deliver(event, &meta);
-        self.sessions.deliver(event);
+        self.sessions.deliver(event, &meta);
         trace::record_delivered(&span, streams);
     }
 
@@ -65,8 +65,9 @@ impl Fanout {
     /// version yet); the bus's copy will be dropped as a duplicate.
     pub(crate) fn deliver_local(&self, event: &EventEnvelope) {
         if self.first_sighting(&event.event_id) {
-            self.router.deliver(event, &json!({"local": true, "publishedAtMs": event.published_at_ms}));
-            self.sessions.deliver(event);
+            let meta = json!({"local": true, "publishedAtMs": event.published_at_ms});
+            self.router.deliver(event, &meta);
+            self.sessions.deliver(event, &meta);
         }
     }
 
@@ -76,15 +77,16 @@ impl Fanout {
         let meta =
             json!({"revision": revision_hex(revision), "converged": converged, "publishedAtMs": event.published_at_ms});
         self.router.deliver(event, &meta);
-        self.sessions.deliver(event);
+        self.sessions.deliver(event, &meta);
     }
 
     /// Events may have been missed: invalidate every stream conservatively.
     pub(crate) fn gap(&self, reason: &GapReason) {
         tracing::warn!(?reason, "event bus gap: invalidating every listen stream");
         self.metrics.gaps.inc();
-        self.router.invalidate_all(&self.gap_meta());
-        self.sessions.invalidate_all();
+        let meta = self.gap_meta();
+        self.router.invalidate_all(&meta);
+        self.sessions.invalidate_all(&meta);
     }
 
     /// `{"gap": true, "epoch": …, "lastVersion": …}` (the position only once one is known).
