@@ -78,6 +78,9 @@ pub enum SessionOp {
     /// The client cancelled its request whose id (compact JSON) is the envelope's URI field:
     /// the node running it stops it.
     Cancel,
+    /// The client answered the server-to-client request whose id is the envelope's URI field
+    /// (the answer waits in the replies keyspace): the node whose call awaits it reads it now.
+    Answered,
 }
 
 impl EventKind {

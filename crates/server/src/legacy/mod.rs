@@ -67,10 +67,11 @@ impl Legacy {
         };
         let counts = bus.keyspace("session-counts", options.session_ttl).await?;
         let replies = bus.keyspace("replies", options.server_request_timeout * 2).await?;
+        let relay = Relay::new(replies, options.server_request_timeout, streams.wakeups().clone());
         Ok(Legacy {
             sessions: Some(SessionStore::new(sessions, counts, options.max_sessions_per_principal)),
             streams,
-            relay: Some(Relay::new(replies, options.server_request_timeout)),
+            relay: Some(relay),
         })
     }
 }

@@ -21,6 +21,7 @@ use mcp_fleet_protocol::{RequestId, RpcError};
 use serde_json::{Map, Value, json};
 
 use super::call::{Answered, SessionCall};
+use super::relay::Delivered;
 use super::session::SessionRecord;
 use super::stream::StreamRefused;
 use crate::context::{Principal, RequestContext};
@@ -290,7 +291,15 @@ impl McpHandler {
         let (Some(relay), Some(session)) = (&self.shared.legacy.relay, &session.id) else {
             return Err("This endpoint sent no request to answer (it serves no sessions)".into());
         };
-        relay.answer(session, id, outcome).await.map_err(|e| e.to_string())
+        if relay.answer(session, id, outcome).await.map_err(|e| e.to_string())? == Delivered::Stored {
+            let RequestId::String(raw) = id else { return Ok(()) };
+            let change = Change::session(session.clone(), SessionOp::Answered, Some(raw.clone()));
+            // Not fatal: the waiting call also looks for its answer once a second.
+            if let Err(e) = self.publish_session(change).await {
+                tracing::warn!(error = %e.message, "an answer's announcement did not reach the fleet");
+            }
+        }
+        Ok(())
     }
 
     /// `GET`: the session's stream of change notifications.

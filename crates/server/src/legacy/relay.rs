@@ -3,8 +3,13 @@
 //!
 //! Sending a request marks it as awaited in the `replies` keyspace (`w.<id>` → the session).
 //! An answer POSTed to the waiting node goes straight to the waiter; one POSTed elsewhere is
-//! stored as `r.<id>`, which the waiter polls for. An answer nobody awaits (unknown id, another
-//! session's, or past its timeout) is refused with a clear error instead of vanishing.
+//! stored as `r.<id>` and announced with a session event on the bus ([`SessionOp::Answered`]),
+//! whose arrival wakes the waiter to read it ([`Wakeups`]) — pushed, not polled. A slow poll
+//! (every [`FALLBACK_POLL`]) covers an announcement lost in a bus gap. An answer nobody awaits
+//! (unknown id, another session's, or past its timeout) is refused with a clear error instead
+//! of vanishing.
+//!
+//! [`SessionOp::Answered`]: mcp_fleet_bus::envelope::SessionOp::Answered
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -14,11 +19,11 @@ use mcp_fleet_bus::{BusError, Keyspace};
 use mcp_fleet_protocol::{RequestId, RpcError};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use tokio::sync::oneshot;
+use tokio::sync::{Notify, oneshot};
 
-/// How often a waiter looks for an answer POSTed to another replica. An answer to a request
-/// a person reads takes seconds; 25 ms adds little to it and costs one read per interval.
-const POLL_EVERY: Duration = Duration::from_millis(25);
+/// How often a waiter looks for an answer POSTed to another replica without being woken: only
+/// an announcement lost in a bus gap needs it, so one read a second per waiting call.
+const FALLBACK_POLL: Duration = Duration::from_secs(1);
 
 /// A client's answer: its result, or its error object.
 pub(crate) type Answer = Result<Value, Value>;
@@ -43,6 +48,46 @@ pub(crate) enum AnswerError {
     Bus(#[from] BusError),
 }
 
+/// The waiters of this node, woken when the bus announces that their answer is stored. A
+/// cheap clone; the session streams' fanout wakes them, the relay registers them.
+#[derive(Clone, Default)]
+pub(crate) struct Wakeups {
+    /// Request id → its waiter's bell. A std mutex held only to insert, look up or remove.
+    inner: Arc<Mutex<HashMap<String, Arc<Notify>>>>,
+}
+
+impl Wakeups {
+    fn register(&self, id: &str) -> Arc<Notify> {
+        let bell = Arc::new(Notify::new());
+        self.lock().insert(id.to_owned(), bell.clone());
+        bell
+    }
+
+    /// The answer to request `id` is stored: wake its waiter, if it waits on this node.
+    pub(crate) fn wake(&self, id: &str) {
+        if let Some(bell) = self.lock().get(id) {
+            bell.notify_one();
+        }
+    }
+
+    fn remove(&self, id: &str) {
+        self.lock().remove(id);
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<Notify>>> {
+        self.inner.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// Where an accepted answer went.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Delivered {
+    /// To a call waiting on this node.
+    Here,
+    /// Into the replies keyspace: announce it, so the waiting node reads it.
+    Stored,
+}
+
 /// Answers to server-to-client requests, across the fleet.
 #[derive(Clone)]
 pub(crate) struct Relay {
@@ -50,6 +95,7 @@ pub(crate) struct Relay {
     /// Waiters on this node: request id → where its answer goes. A std mutex held only to
     /// insert or take.
     local: Arc<Mutex<HashMap<String, oneshot::Sender<Answer>>>>,
+    wakeups: Wakeups,
     timeout: Duration,
 }
 
@@ -57,11 +103,12 @@ pub(crate) struct Relay {
 pub(crate) struct Awaited {
     id: String,
     rx: oneshot::Receiver<Answer>,
+    bell: Arc<Notify>,
 }
 
 impl Relay {
-    pub(crate) fn new(keys: Arc<dyn Keyspace>, timeout: Duration) -> Self {
-        Relay { keys, local: Arc::default(), timeout }
+    pub(crate) fn new(keys: Arc<dyn Keyspace>, timeout: Duration, wakeups: Wakeups) -> Self {
+        Relay { keys, local: Arc::default(), wakeups, timeout }
     }
 
     /// A fresh request id for `session`, awaited from now on.
@@ -69,11 +116,13 @@ impl Relay {
         let id = format!("mcpf-{:032x}", rand::random::<u128>());
         let (tx, rx) = oneshot::channel();
         self.lock().insert(id.clone(), tx);
+        let bell = self.wakeups.register(&id);
         if let Err(e) = self.keys.put(&format!("w.{id}"), session.as_bytes().to_vec()).await {
             self.lock().remove(&id);
+            self.wakeups.remove(&id);
             return Err(e);
         }
-        Ok((RequestId::String(id.clone()), Awaited { id, rx }))
+        Ok((RequestId::String(id.clone()), Awaited { id, rx, bell }))
     }
 
     /// Wait for the answer to `awaited`, up to the configured timeout.
@@ -83,7 +132,8 @@ impl Relay {
         let outcome = loop {
             tokio::select! {
                 answer = &mut awaited.rx => break answer.map_err(|_| RpcError::internal("The answer channel closed")),
-                _ = tokio::time::sleep(POLL_EVERY) => {}
+                _ = awaited.bell.notified() => {}
+                _ = tokio::time::sleep(FALLBACK_POLL.min(deadline.saturating_duration_since(tokio::time::Instant::now()))) => {}
             }
             match self.keys.get(&key).await {
                 Ok(Some(found)) => {
@@ -104,6 +154,7 @@ impl Relay {
             }
         };
         self.lock().remove(&awaited.id);
+        self.wakeups.remove(&awaited.id);
         let _ = self.keys.delete(&format!("w.{}", awaited.id)).await;
         let _ = self.keys.delete(&key).await;
         outcome
@@ -111,7 +162,7 @@ impl Relay {
 
     /// Hand `answer` (POSTed by `session`) to the call that waits for it, here or on another
     /// replica.
-    pub(crate) async fn answer(&self, session: &str, id: &RequestId, answer: Answer) -> Result<(), AnswerError> {
+    pub(crate) async fn answer(&self, session: &str, id: &RequestId, answer: Answer) -> Result<Delivered, AnswerError> {
         let RequestId::String(raw) = id else { return Err(AnswerError::NotAwaited(id.to_json())) };
         let not_awaited = || AnswerError::NotAwaited(id.to_json());
         if mcp_fleet_bus::keyspace::check_key(&format!("w.{raw}")).is_err() {
@@ -125,7 +176,7 @@ impl Relay {
         if let Some(tx) = local {
             // The waiter may have just timed out; then the answer has nobody left to reach.
             let _ = tx.send(answer);
-            return Ok(());
+            return Ok(Delivered::Here);
         }
         let stored = match answer {
             Ok(result) => Stored { result: Some(result), error: None },
@@ -133,7 +184,7 @@ impl Relay {
         };
         // A Stored of JSON values always serializes.
         self.keys.put(&format!("r.{raw}"), serde_json::to_vec(&stored).unwrap_or_default()).await?;
-        Ok(())
+        Ok(Delivered::Stored)
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, oneshot::Sender<Answer>>> {

@@ -10,7 +10,8 @@
 //! `_meta["dev.mcp-fleet/event"]`, serialized once per event, as on listen streams.
 //!
 //! Session events ([`EventKind::SessionChanged`]) end streams, stop cancelled calls running
-//! here, and keep each stream's subscriptions current
+//! here, wake calls whose client answered on another node, and keep each stream's
+//! subscriptions current
 //! wherever `resources/subscribe` was served: they travel the bus in order with the resource
 //! updates, so an update published after a subscription was acknowledged is never filtered out
 //! by a stream that has not heard of it yet. Every event written carries an SSE id; a client
@@ -37,6 +38,7 @@ use mcp_fleet_protocol::{ListKind, jsonrpc::encode_notification, sse};
 use serde_json::{Value, json};
 
 use super::calls::RunningCalls;
+use super::relay::Wakeups;
 use crate::metrics::Metrics;
 
 /// One notification, serialized once per event for every stream that gets it: the JSON-RPC
@@ -153,6 +155,8 @@ struct Inner {
     metrics: Metrics,
     /// The sessions' calls running here, which a cancel event may stop.
     calls: RunningCalls,
+    /// Calls waiting here for a client's answer, which an answered event wakes.
+    wakeups: Wakeups,
 }
 
 impl SessionStreams {
@@ -164,6 +168,7 @@ impl SessionStreams {
             max_streams,
             metrics,
             calls: RunningCalls::default(),
+            wakeups: Wakeups::default(),
         };
         SessionStreams { inner: Arc::new(inner) }
     }
@@ -171,6 +176,11 @@ impl SessionStreams {
     /// The sessions' calls running on this node.
     pub(crate) fn calls(&self) -> &RunningCalls {
         &self.inner.calls
+    }
+
+    /// The calls waiting on this node for a client's answer.
+    pub(crate) fn wakeups(&self) -> &Wakeups {
+        &self.inner.wakeups
     }
 
     /// Open the GET stream of `session` (its current subscriptions given). A stream of the same
@@ -228,6 +238,9 @@ impl SessionStreams {
         match (event.kind, &event.session, &event.uri) {
             (EventKind::SessionChanged, Some(change), Some(id)) if change.op == SessionOp::Cancel => {
                 self.inner.calls.cancel(&change.session, id);
+            }
+            (EventKind::SessionChanged, Some(change), Some(id)) if change.op == SessionOp::Answered => {
+                self.inner.wakeups.wake(id);
             }
             (EventKind::SessionChanged, Some(change), uri) => {
                 for stream in streams.values().filter(|s| s.session == change.session) {
