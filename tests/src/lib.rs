@@ -284,8 +284,11 @@ impl ListenStream {
         let deadline = tokio::time::Instant::now() + timeout;
         loop {
             while !self.queued.is_empty() {
-                if let SseEvent::Message(m) = self.queued.remove(0) {
-                    return serde_json::from_str(&m).ok();
+                match self.queued.remove(0) {
+                    // A priming event (an id and empty data) carries no message.
+                    SseEvent::Message(m) if m.is_empty() => {}
+                    SseEvent::Message(m) => return serde_json::from_str(&m).ok(),
+                    SseEvent::Comment(_) => {}
                 }
             }
             let frame = tokio::time::timeout_at(deadline, self.body.frame()).await.ok()??.ok()?;
@@ -299,6 +302,8 @@ impl ListenStream {
     pub async fn next_message(&mut self) -> Option<Value> {
         loop {
             match self.next_event(WAIT).await? {
+                // A priming event (an id and empty data) carries no message.
+                SseEvent::Message(m) if m.is_empty() => continue,
                 SseEvent::Message(m) => return Some(serde_json::from_str(&m).expect("JSON message")),
                 SseEvent::Comment(_) => continue,
             }
@@ -309,7 +314,7 @@ impl ListenStream {
     pub async fn expect_silence(&mut self, quiet: Duration) {
         let deadline = tokio::time::Instant::now() + quiet;
         loop {
-            if let Some(e) = self.queued.iter().find(|e| matches!(e, SseEvent::Message(_))) {
+            if let Some(e) = self.queued.iter().find(|e| matches!(e, SseEvent::Message(m) if !m.is_empty())) {
                 panic!("unexpected message: {e:?}");
             }
             self.queued.clear();

@@ -168,7 +168,7 @@ async fn the_get_stream_hears_changes_published_on_any_node_and_subscriptions_ma
 }
 
 #[tokio::test]
-async fn a_resumed_stream_on_another_node_starts_with_the_gap_invalidation() {
+async fn a_stream_resumed_from_a_position_no_node_knows_starts_with_the_gap_invalidation() {
     let (_nodes, c) = fleet(HandlerOptions::default).await;
     let session = LegacySession::open(&c[0], json!({})).await;
     session.result(&c[0], "resources/subscribe", json!({"uri": "test://a"})).await;
@@ -296,4 +296,24 @@ async fn without_sessions_every_post_is_served_alone_and_get_is_not_allowed() {
     assert!(tools.json()["result"]["tools"].is_array());
     let get = c[2].send_raw("GET", &[("accept".into(), "text/event-stream".into())], bytes::Bytes::new()).await;
     assert_eq!(get.status(), StatusCode::METHOD_NOT_ALLOWED);
+}
+
+#[tokio::test]
+async fn a_stream_resumed_on_another_node_gets_exactly_what_it_missed() {
+    let (nodes, c) = fleet(HandlerOptions::default).await;
+    let session = LegacySession::open(&c[0], json!({})).await;
+    let mut stream = session.stream(&c[0], None).await;
+    let heard = nodes[2].handler.notify().tools_changed().await.unwrap();
+    assert_eq!(stream.next_message().await.unwrap()["method"], "notifications/tools/list_changed");
+    drop(stream); // the connection breaks; the client remembers the id of what it heard
+    let last_event_id = format!("{}-{}", heard.epoch, heard.version);
+
+    let missed = nodes[1].handler.notify().prompts_changed().await.unwrap();
+    let mut resumed = session.stream(&c[1], Some(&last_event_id)).await;
+    let replayed = resumed.next_message().await.unwrap();
+    assert_eq!(replayed["method"], "notifications/prompts/list_changed", "{replayed}");
+    assert_eq!(replayed["params"]["_meta"]["dev.mcp-fleet/event"]["version"], missed.version);
+    resumed.expect_silence(Duration::from_millis(300)).await;
+    nodes[0].handler.notify().tools_changed().await.unwrap();
+    assert_eq!(resumed.next_message().await.unwrap()["method"], "notifications/tools/list_changed");
 }

@@ -84,7 +84,8 @@ pub async fn create_mcp_handler(
     };
     let metrics = Metrics::default();
     let router = ListenRouter::new(options.listen, metrics.clone());
-    let session_streams = SessionStreams::new(options.legacy.max_streams, metrics.clone());
+    let session_streams =
+        SessionStreams::new(options.legacy.max_streams, options.legacy.replay_events, metrics.clone());
     let fanout = Arc::new(Fanout::new(router.clone(), session_streams.clone(), metrics.clone(), options.dedupe_window));
     let outbox = Arc::new(Outbox::new(metrics.clone()));
     let timing = FleetTiming { ttl: options.membership_ttl, convergence_timeout: options.convergence_timeout };

@@ -81,8 +81,9 @@ pub(crate) struct LegacyMetrics {
     pub(crate) streams_open: Gauge,
     /// GET streams refused at the node's limit.
     pub(crate) streams_refused: Counter,
-    /// GET streams opened with `Last-Event-ID` (resumed, starting with the gap invalidation).
-    pub(crate) resumes: Counter,
+    /// GET streams opened with `Last-Event-ID`: `replayed` from the history, or `invalidated`
+    /// (the history could not tell: the gap rule).
+    pub(crate) resumes: Family<ReasonLabel, Counter>,
     /// Notification events written to GET streams.
     pub(crate) frames_written: Counter,
     /// Server-to-client requests sent (sampling, elicitation, roots).
@@ -230,7 +231,11 @@ impl Metrics {
         );
         registry.register("legacy_streams_open", "Open 2025-era GET streams", l.streams_open);
         registry.register("legacy_streams_refused", "GET streams refused at the node's limit", l.streams_refused);
-        registry.register("legacy_stream_resumes", "GET streams resumed with Last-Event-ID", l.resumes);
+        registry.register(
+            "legacy_stream_resumes",
+            "GET streams resumed with Last-Event-ID: replayed or invalidated",
+            l.resumes,
+        );
         registry.register("legacy_frames_written", "Notification events written to GET streams", l.frames_written);
         registry.register(
             "legacy_server_requests",

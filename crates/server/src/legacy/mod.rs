@@ -19,6 +19,7 @@
 
 mod call;
 mod calls;
+mod history;
 mod options;
 mod post;
 mod relay;

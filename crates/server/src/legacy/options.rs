@@ -18,6 +18,7 @@ pub struct LegacyOptions {
     pub(crate) server_request_timeout: Duration,
     pub(crate) max_streams: usize,
     pub(crate) max_sessions_per_principal: usize,
+    pub(crate) replay_events: usize,
 }
 
 impl Default for LegacyOptions {
@@ -29,6 +30,7 @@ impl Default for LegacyOptions {
             server_request_timeout: Duration::from_secs(300),
             max_streams: 10_000,
             max_sessions_per_principal: 100,
+            replay_events: 4096,
         }
     }
 }
@@ -73,6 +75,14 @@ impl LegacyOptions {
     /// lapses one session TTL after the principal's last new session. Default 100.
     pub fn max_sessions_per_principal(mut self, sessions: usize) -> Self {
         self.max_sessions_per_principal = sessions;
+        self
+    }
+
+    /// How many recent change events each node keeps for GET streams resumed with
+    /// `Last-Event-ID` (on any replica): a resume within them replays what the client missed,
+    /// an older one gets the gap invalidation. Default 4 096 (a few hundred KiB).
+    pub fn replay_events(mut self, events: usize) -> Self {
+        self.replay_events = events;
         self
     }
 

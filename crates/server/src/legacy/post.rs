@@ -317,9 +317,9 @@ impl McpHandler {
         let version = header_version(&parts.headers).map_err(|e| Box::new(error_response(None, &e)))?;
         let session = self.session_of(parts, principal, version).await?;
         let Some(id) = &session.id else { return Err(Box::new(not_allowed())) };
-        let resumed = parts.headers.contains_key("last-event-id");
+        let last_event_id = parts.headers.get("last-event-id").map(|v| v.to_str().unwrap_or(""));
         let record = session.record;
-        match self.shared.legacy.streams.open(id, record.scope, record.subscriptions, resumed) {
+        match self.shared.legacy.streams.open(id, record.scope, record.subscriptions, last_event_id) {
             Ok(body) => Ok(sse_response(ResponseBody::session_stream(body))),
             Err(refused @ (StreamRefused::Limit(_) | StreamRefused::Closing)) => {
                 let mut response = plain_error(StatusCode::SERVICE_UNAVAILABLE, &refused.to_string());

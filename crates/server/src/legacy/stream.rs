@@ -14,10 +14,12 @@
 //! subscriptions current
 //! wherever `resources/subscribe` was served: they travel the bus in order with the resource
 //! updates, so an update published after a subscription was acknowledged is never filtered out
-//! by a stream that has not heard of it yet. Every event written carries an SSE id; a client
-//! reconnecting with `Last-Event-ID` (to any replica) first gets a notification for every list
-//! and every subscribed URI — the gap rule: what it may have missed is invalidated, never
-//! silently lost.
+//! by a stream that has not heard of it yet. Every event written carries an SSE id — its
+//! position in the bus's history, which means the same on every replica — and a stream opens
+//! with a priming event (an id, no data), so a client can resume even before its first
+//! notification. A client reconnecting with `Last-Event-ID` (to any replica) gets what it missed
+//! from that node's [`History`], or, when the history cannot tell, a notification for every list
+//! and every subscribed URI: the gap rule — never silence.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::convert::Infallible;
@@ -38,8 +40,9 @@ use mcp_fleet_protocol::{ListKind, jsonrpc::encode_notification, sse};
 use serde_json::{Value, json};
 
 use super::calls::RunningCalls;
+use super::history::{History, Position, parse_event_id};
 use super::relay::Wakeups;
-use crate::metrics::Metrics;
+use crate::metrics::{Metrics, ReasonLabel};
 
 /// One notification, serialized once per event for every stream that gets it: the JSON-RPC
 /// message, with the fleet event metadata (epoch, version, publish time — or the gap marker)
@@ -65,8 +68,12 @@ struct Pending {
     uris: BTreeMap<String, Notification>,
     keepalive: bool,
     closing: bool,
-    /// The number of the next event id.
-    next_event: u64,
+    /// The newest positioned event offered to this stream: the id of what it writes, from
+    /// which a resume replays (see [`History`]).
+    position: Option<Position>,
+    /// The priming event (an id and no data, so a client that heard nothing yet can still
+    /// resume) is still to be written.
+    prime: bool,
 }
 
 impl Pending {
@@ -78,21 +85,30 @@ impl Pending {
             self.subscriptions.iter().map(|u| (u.clone(), notification(RESOURCE_UPDATED, Some(u), meta))).collect();
     }
 
-    /// Write everything pending as SSE events with ids `<prefix>-<n>`; answers how many.
-    fn drain_into(&mut self, buf: &mut Vec<u8>, prefix: &str) -> usize {
+    /// Write everything pending as SSE events whose id is the stream's position (after the
+    /// priming event, first time); answers how many notifications.
+    fn drain_into(&mut self, buf: &mut Vec<u8>) -> usize {
         let pending: Vec<Notification> = self
             .lists
             .iter_mut()
             .filter_map(Option::take)
             .chain(std::mem::take(&mut self.uris).into_values())
             .collect();
-        for json in &pending {
+        let (epoch, version) = self.position.unwrap_or((0, 0));
+        if std::mem::take(&mut self.prime) {
             // Writing into a Vec cannot fail.
-            let _ = write!(buf, "id: {prefix}-{}\n", self.next_event);
+            let _ = write!(buf, "id: {epoch}-{version}\ndata: \n\n");
+        }
+        for json in &pending {
+            let _ = write!(buf, "id: {epoch}-{version}\n");
             sse::write_event(buf, json);
-            self.next_event += 1;
         }
         pending.len()
+    }
+
+    /// Record that an event at `position` was offered to this stream.
+    fn advance(&mut self, position: Option<Position>) {
+        self.position = self.position.max(position);
     }
 }
 
@@ -106,8 +122,6 @@ pub(crate) struct SessionStream {
     key: u64,
     session: String,
     scope: Option<String>,
-    /// Event ids are `<prefix>-<n>`: the prefix names this stream, so ids never repeat.
-    prefix: String,
     pending: Mutex<Pending>,
     waker: AtomicWaker,
 }
@@ -157,10 +171,12 @@ struct Inner {
     calls: RunningCalls,
     /// Calls waiting here for a client's answer, which an answered event wakes.
     wakeups: Wakeups,
+    /// Recent events, for resumes.
+    history: History,
 }
 
 impl SessionStreams {
-    pub(crate) fn new(max_streams: usize, metrics: Metrics) -> Self {
+    pub(crate) fn new(max_streams: usize, replay_events: usize, metrics: Metrics) -> Self {
         let inner = Inner {
             streams: RwLock::default(),
             next_key: AtomicU64::new(1),
@@ -169,6 +185,7 @@ impl SessionStreams {
             metrics,
             calls: RunningCalls::default(),
             wakeups: Wakeups::default(),
+            history: History::new(replay_events),
         };
         SessionStreams { inner: Arc::new(inner) }
     }
@@ -184,26 +201,42 @@ impl SessionStreams {
     }
 
     /// Open the GET stream of `session` (its current subscriptions given). A stream of the same
-    /// session already open here ends: the client replaced it. `resumed` (a `Last-Event-ID`
-    /// came along) starts it with the gap rule's invalidation.
+    /// session already open here ends: the client replaced it. With `last_event_id` (a resume)
+    /// it starts with what the client missed since then, from the history — or, when the
+    /// history cannot tell, the gap rule's invalidation of everything the session follows.
     pub(crate) fn open(
         &self,
         session: &str,
         scope: Option<String>,
         subscriptions: BTreeSet<String>,
-        resumed: bool,
+        last_event_id: Option<&str>,
     ) -> Result<SessionStreamBody, StreamRefused> {
         let key = self.inner.next_key.fetch_add(1, Ordering::Relaxed);
-        let mut pending = Pending { subscriptions, ..Pending::default() };
-        if resumed {
-            let meta = json!({"gap": true, "resumed": true});
-            pending.invalidate(&gap_frames(&meta), &meta);
+        let position = self.inner.history.newest();
+        let missed = last_event_id.map(|id| {
+            parse_event_id(id)
+                .and_then(|after| self.inner.history.missed_since(after, scope.as_deref(), &subscriptions))
+        });
+        let mut pending = Pending { subscriptions, position, prime: true, ..Pending::default() };
+        match &missed {
+            None => {}
+            Some(Some(missed)) => {
+                for (slot, meta) in missed.lists.iter().enumerate() {
+                    pending.lists[slot] =
+                        meta.as_ref().map(|m| notification(ListKind::ANNOUNCED[slot].list_changed(), None, m));
+                }
+                pending.uris =
+                    missed.uris.iter().map(|(u, m)| (u.clone(), notification(RESOURCE_UPDATED, Some(u), m))).collect();
+            }
+            Some(None) => {
+                let meta = json!({"gap": true, "resumed": true});
+                pending.invalidate(&gap_frames(&meta), &meta);
+            }
         }
         let stream = Arc::new(SessionStream {
             key,
             session: session.to_owned(),
             scope,
-            prefix: format!("{:016x}", rand::random::<u64>()),
             pending: Mutex::new(pending),
             waker: AtomicWaker::new(),
         });
@@ -224,9 +257,11 @@ impl SessionStreams {
             streams.insert(key, stream.clone());
         }
         self.inner.metrics.legacy.streams_open.inc();
-        if resumed {
-            self.inner.metrics.legacy.resumes.inc();
-        }
+        match missed {
+            Some(Some(_)) => self.inner.metrics.legacy.resumes.get_or_create(&ReasonLabel { reason: "replayed" }).inc(),
+            Some(None) => self.inner.metrics.legacy.resumes.get_or_create(&ReasonLabel { reason: "invalidated" }).inc(),
+            None => 0,
+        };
         Ok(SessionStreamBody { stream, streams: self.clone(), done: false })
     }
 
@@ -234,6 +269,7 @@ impl SessionStreams {
     /// the bus's history) under the project `_meta` key.
     pub(crate) fn deliver(&self, event: &EventEnvelope, meta: &Value) {
         let scope = event.scope.as_deref();
+        let position = (event.version > 0).then_some((event.epoch, event.version));
         let streams = self.read();
         match (event.kind, &event.session, &event.uri) {
             (EventKind::SessionChanged, Some(change), Some(id)) if change.op == SessionOp::Cancel => {
@@ -264,6 +300,7 @@ impl SessionStreams {
                     if state.subscriptions.contains(uri) {
                         let update = update.get_or_insert_with(|| notification(RESOURCE_UPDATED, Some(uri), meta));
                         state.uris.insert(uri.clone(), update.clone());
+                        state.advance(position);
                         drop(state);
                         stream.waker.wake();
                     }
@@ -275,15 +312,29 @@ impl SessionStreams {
                 };
                 let changed = notification(ListKind::ANNOUNCED[slot].list_changed(), None, meta);
                 for stream in streams.values().filter(|s| s.hears(scope)) {
-                    stream.update(|p| p.lists[slot] = Some(changed.clone()));
+                    stream.update(|p| {
+                        p.lists[slot] = Some(changed.clone());
+                        p.advance(position);
+                    });
                 }
             }
         }
     }
 
+    /// Remember an event from the bus for resumes (before deduplication: see [`History`]).
+    pub(crate) fn record(&self, event: &EventEnvelope, meta: &Value) {
+        self.inner.history.record(event, meta);
+    }
+
+    /// Remember a catalog notification this node announced, for resumes.
+    pub(crate) fn record_catalog(&self, event: &EventEnvelope, meta: &Value) {
+        self.inner.history.record_catalog(event, meta);
+    }
+
     /// After a bus gap: every stream hears of every list and every subscribed URI, with
-    /// `meta` (the gap marker).
+    /// `meta` (the gap marker), and the history restarts.
     pub(crate) fn invalidate_all(&self, meta: &Value) {
+        self.inner.history.gap();
         let lists = gap_frames(meta);
         for stream in self.read().values() {
             stream.update(|p| p.invalidate(&lists, meta));
@@ -365,7 +416,7 @@ impl Body for SessionStreamBody {
         self.stream.waker.register(cx.waker());
         let mut buf = Vec::new();
         let mut state = self.stream.state();
-        let written = state.drain_into(&mut buf, &self.stream.prefix);
+        let written = state.drain_into(&mut buf);
         if buf.is_empty() && state.keepalive {
             buf.extend_from_slice(sse::KEEPALIVE);
         }
@@ -400,8 +451,17 @@ mod tests {
     use mcp_fleet_bus::Change;
     use std::future::poll_fn;
 
-    fn event(change: Change) -> EventEnvelope {
-        EventEnvelope::new(change, "n")
+    fn streams(max: usize) -> SessionStreams {
+        SessionStreams::new(max, 100, Metrics::default())
+    }
+
+    /// An event as the bus delivers it: at `version` of epoch 7, recorded and delivered.
+    fn hear(streams: &SessionStreams, change: Change, version: u64) {
+        let mut e = EventEnvelope::new(change, "n");
+        (e.epoch, e.version) = (7, version);
+        let meta = json!({"epoch": 7, "version": version});
+        streams.record(&e, &meta);
+        streams.deliver(&e, &meta);
     }
 
     async fn next_text(body: &mut SessionStreamBody) -> String {
@@ -411,51 +471,56 @@ mod tests {
 
     #[tokio::test]
     async fn hears_lists_and_only_subscribed_uris_kept_current_by_session_events() {
-        let streams = SessionStreams::new(10, Metrics::default());
-        let mut body = streams.open("s1", None, BTreeSet::new(), false).unwrap();
-        streams.deliver(&event(Change::resource("test://a")), &json!({"version": 1}));
-        streams.deliver(
-            &event(Change::session("s1", SessionOp::Subscribe, Some("test://a".into()))),
-            &json!({"version": 1}),
-        );
-        streams.deliver(
-            &event(Change::session("other", SessionOp::Subscribe, Some("test://b".into()))),
-            &json!({"version": 1}),
-        );
-        streams.deliver(&event(Change::resource("test://a")), &json!({"version": 1}));
-        streams.deliver(&event(Change::resource("test://b")), &json!({"version": 1}));
-        streams.deliver(&event(Change::list(EventKind::ToolsListChanged)), &json!({"version": 1}));
+        let streams = streams(10);
+        let mut body = streams.open("s1", None, BTreeSet::new(), None).unwrap();
+        assert_eq!(next_text(&mut body).await, "id: 0-0\ndata: \n\n", "the priming event comes first");
+        hear(&streams, Change::resource("test://a"), 1);
+        hear(&streams, Change::session("s1", SessionOp::Subscribe, Some("test://a".into())), 0);
+        hear(&streams, Change::session("other", SessionOp::Subscribe, Some("test://b".into())), 0);
+        hear(&streams, Change::resource("test://a"), 2);
+        hear(&streams, Change::resource("test://b"), 3);
+        hear(&streams, Change::list(EventKind::ToolsListChanged), 4);
         let text = next_text(&mut body).await;
         assert!(text.contains("notifications/tools/list_changed"), "{text}");
         assert_eq!(text.matches("notifications/resources/updated").count(), 1, "{text}");
         assert!(text.contains("test://a") && !text.contains("test://b"), "{text}");
-        assert!(text.starts_with("id: ") && text.contains("-0\nevent: message\ndata: {"), "{text}");
-        assert!(text.contains(r#""_meta":{"dev.mcp-fleet/event":{"version":1}}"#), "the event's place travels: {text}");
-        streams.deliver(&event(Change::session("s1", SessionOp::End, None)), &json!({"version": 1}));
+        assert!(text.starts_with("id: 7-4\nevent: message\ndata: {"), "ids are positions: {text}");
+        assert!(text.contains(r#""_meta":{"dev.mcp-fleet/event":{"epoch":7,"version":4}}"#), "{text}");
+        hear(&streams, Change::session("s1", SessionOp::End, None), 0);
         assert!(poll_fn(|cx| Pin::new(&mut body).poll_frame(cx)).await.is_none());
     }
 
     #[tokio::test]
-    async fn a_resumed_stream_starts_with_the_gap_invalidation_and_scopes_are_kept_apart() {
-        let streams = SessionStreams::new(10, Metrics::default());
+    async fn a_resume_replays_what_was_missed_and_an_unknown_position_gets_the_gap_rule() {
+        let streams = streams(10);
+        hear(&streams, Change::list(EventKind::ToolsListChanged), 1);
+        hear(&streams, Change::resource("test://w"), 2);
+        hear(&streams, Change::list(EventKind::PromptsListChanged).in_scope("other"), 3);
         let subs = BTreeSet::from(["test://w".to_owned()]);
-        let mut body = streams.open("s1", Some("acme".into()), subs, true).unwrap();
-        let text = next_text(&mut body).await;
+        let mut replayed = streams.open("s1", Some("acme".into()), subs.clone(), Some("7-1")).unwrap();
+        let text = next_text(&mut replayed).await;
+        assert!(text.starts_with("id: 7-3\ndata: \n\n"), "{text}");
+        assert!(text.contains("resources/updated") && text.contains(r#""version":2"#), "{text}");
+        assert!(!text.contains("list_changed"), "nothing else was missed by acme: {text}");
+
+        let mut invalidated = streams.open("s2", Some("acme".into()), subs, Some("9-1")).unwrap();
+        let text = next_text(&mut invalidated).await;
         for method in ["tools/list_changed", "prompts/list_changed", "resources/list_changed", "resources/updated"] {
             assert!(text.contains(method), "{method}: {text}");
         }
-        streams.deliver(&event(Change::list(EventKind::PromptsListChanged).in_scope("other")), &json!({"version": 1}));
-        streams.deliver(&event(Change::list(EventKind::ToolsListChanged).in_scope("acme")), &json!({"version": 1}));
-        let text = next_text(&mut body).await;
+        hear(&streams, Change::list(EventKind::PromptsListChanged).in_scope("other"), 4);
+        hear(&streams, Change::list(EventKind::ToolsListChanged).in_scope("acme"), 5);
+        let text = next_text(&mut invalidated).await;
         assert!(text.contains("tools/list_changed") && !text.contains("prompts"), "{text}");
     }
 
     #[tokio::test]
     async fn a_second_stream_of_a_session_replaces_the_first_and_the_limit_holds() {
-        let streams = SessionStreams::new(1, Metrics::default());
-        let mut first = streams.open("s1", None, BTreeSet::new(), false).unwrap();
-        assert!(matches!(streams.open("s2", None, BTreeSet::new(), false), Err(StreamRefused::Limit(1))));
-        let _second = streams.open("s1", None, BTreeSet::new(), false).expect("a replacement is not a new stream");
+        let streams = streams(1);
+        let mut first = streams.open("s1", None, BTreeSet::new(), None).unwrap();
+        next_text(&mut first).await;
+        assert!(matches!(streams.open("s2", None, BTreeSet::new(), None), Err(StreamRefused::Limit(1))));
+        let _second = streams.open("s1", None, BTreeSet::new(), None).expect("a replacement is not a new stream");
         assert!(poll_fn(|cx| Pin::new(&mut first).poll_frame(cx)).await.is_none(), "the replaced stream ends");
     }
 }

@@ -48,6 +48,10 @@ impl Fanout {
 
     /// Deliver an event from the bus (unless it is a duplicate).
     pub(crate) fn deliver(&self, event: &EventEnvelope) {
+        let meta = json!({"epoch": event.epoch, "version": event.version, "publishedAtMs": event.published_at_ms});
+        // Before deduplication: an event delivered here first (locally, without a position)
+        // gets its position from the bus's copy.
+        self.sessions.record(event, &meta);
         if !self.first_sighting(&event.event_id) {
             self.metrics.duplicates_dropped.inc();
             return;
@@ -55,7 +59,6 @@ impl Fanout {
         let span = trace::delivery_span(event);
         let _delivering = span.enter();
         *self.position.lock().unwrap_or_else(PoisonError::into_inner) = Some((event.epoch, event.version));
-        let meta = json!({"epoch": event.epoch, "version": event.version, "publishedAtMs": event.published_at_ms});
         let streams = self.router.deliver(event, &meta);
         self.sessions.deliver(event, &meta);
         trace::record_delivered(&span, streams);
@@ -77,6 +80,7 @@ impl Fanout {
         let meta =
             json!({"revision": revision_hex(revision), "converged": converged, "publishedAtMs": event.published_at_ms});
         self.router.deliver(event, &meta);
+        self.sessions.record_catalog(event, &meta);
         self.sessions.deliver(event, &meta);
     }
 
