@@ -10,7 +10,10 @@
 //! - the members disagree for longer than the timeout → one [`Decision::Notify`] with
 //!   `converged: false` and the laggards (members not on the majority's revision), so nobody
 //!   waits forever on a node that never catches up; when the fleet converges after that, it
-//!   notifies once more, so no client stays on a re-list made during the split.
+//!   notifies once more, so no client stays on a re-list made during the split;
+//! - the timeout is kept **per target revision**: while a laggard stays behind, each new
+//!   revision the majority moves to is announced (`converged: false`) once it has been the
+//!   majority's for the timeout. A stuck replica does not silence every later change.
 //!
 //! `announced` starts as this node's own revision: what its clients could have listed. During
 //! a settle window after start (membership views may still be filling in), a split only matters
@@ -49,8 +52,12 @@ pub(crate) struct Convergence {
     settled_at: Instant,
     /// Since when the members disagree (`None` while they agree).
     split_since: Option<Instant>,
-    /// A timeout notification went out for the current split.
-    timed_out: bool,
+    /// The revision the majority serves in the current split, and since when; its timeout
+    /// counts from then (or from the split's start, for the split's first target).
+    target: Option<(Revision, Instant)>,
+    /// The last revision announced with `converged: false` in the current split (`None`
+    /// when none was): announced once per target, and once more at convergence.
+    timed_out: Option<Revision>,
     timeout: Duration,
 }
 
@@ -58,7 +65,7 @@ impl Convergence {
     /// A key whose own revision at start is `own`, settling until `settled_at`, timing out a
     /// split after `timeout`.
     pub(crate) fn new(own: Revision, settled_at: Instant, timeout: Duration) -> Self {
-        Convergence { announced: Some(own), settled_at, split_since: None, timed_out: false, timeout }
+        Convergence { announced: Some(own), settled_at, split_since: None, target: None, timed_out: None, timeout }
     }
 
     /// Feed one view: `(node, revision)` of every live member that knows this key, this node
@@ -87,9 +94,10 @@ impl Convergence {
 
     fn converged(&mut self, revision: Revision) -> Option<Decision> {
         self.split_since = None;
-        let news = self.announced != Some(revision) || self.timed_out;
+        self.target = None;
+        let news = self.announced != Some(revision) || self.timed_out.is_some();
         self.announced = Some(revision);
-        self.timed_out = false;
+        self.timed_out = None;
         news.then_some(Decision::Notify { revision, converged: true, laggards: Vec::new() })
     }
 
@@ -103,11 +111,17 @@ impl Convergence {
             self.announced = None;
             now
         });
-        if self.timed_out || now.saturating_duration_since(since) < self.timeout {
+        let target = majority(view, own);
+        let target_since = match self.target {
+            Some((revision, at)) if revision == target => at,
+            // The split's first target counts from the split's start; a later one from when
+            // the majority moved to it.
+            _ => self.target.insert((target, if self.timed_out.is_some() { now } else { since })).1,
+        };
+        if self.timed_out == Some(target) || now.saturating_duration_since(target_since) < self.timeout {
             return None;
         }
-        self.timed_out = true;
-        let target = majority(view, own);
+        self.timed_out = Some(target);
         let laggards = view.iter().filter(|(_, r)| *r != target).map(|(node, _)| node.clone()).collect();
         Some(Decision::Notify { revision: target, converged: false, laggards })
     }
@@ -173,6 +187,25 @@ mod tests {
         let fixed = view(&[("a", 2), ("b", 2), ("c", 2)]);
         assert_eq!(c.observe(&fixed, "b", start + Duration::from_secs(100)), notify(2, true, &[]), "once more");
         assert_eq!(c.observe(&fixed, "b", start + Duration::from_secs(101)), None);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_stuck_laggard_does_not_silence_later_revisions() {
+        let start = Instant::now();
+        let mut c = Convergence::new(1, start, TIMEOUT);
+        let second = view(&[("a", 2), ("b", 2), ("c", 1)]);
+        assert_eq!(c.observe(&second, "a", start), None);
+        assert_eq!(c.observe(&second, "a", start + TIMEOUT), notify(2, false, &["c"]));
+        // Revision 3 lands on a and b; c is still stuck on 1.
+        let third = view(&[("a", 3), ("b", 3), ("c", 1)]);
+        let landed = start + TIMEOUT * 2;
+        assert_eq!(c.observe(&third, "a", landed), None, "a new target waits for its own timeout");
+        assert_eq!(c.observe(&third, "a", landed + TIMEOUT - Duration::from_secs(1)), None);
+        assert_eq!(c.observe(&third, "a", landed + TIMEOUT), notify(3, false, &["c"]), "revision 3 is announced");
+        assert_eq!(c.observe(&third, "a", landed + TIMEOUT * 2), None, "once per target");
+        let fixed = view(&[("a", 3), ("b", 3), ("c", 3)]);
+        assert_eq!(c.observe(&fixed, "a", landed + TIMEOUT * 3), notify(3, true, &[]), "and once more at convergence");
+        assert_eq!(c.observe(&fixed, "a", landed + TIMEOUT * 4), None);
     }
 
     #[tokio::test(start_paused = true)]

@@ -208,6 +208,8 @@ impl FleetWatch {
         {
             let mut state = self.lock();
             state.members.retain(|_, seen| seen.expires_at > now);
+            // A scope whose catalog is gone (a tenant removed) has nothing left to converge.
+            state.convergence.retain(|(scope, _), _| own.contains_key(scope));
             self.metrics.fleet_members.set(live_count(&state.members, &self.node_id) as i64);
             for (scope, revisions) in &own {
                 for list in ListKind::ANNOUNCED {
@@ -320,4 +322,30 @@ fn live_count(members: &HashMap<String, Seen>, own_node: &str) -> usize {
 
 fn millis(d: Duration) -> u64 {
     u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{HandlerOptions, McpServer, create_mcp_handler};
+
+    fn scopes(watch: &super::FleetWatch) -> Vec<String> {
+        let mut scopes: Vec<String> = watch.lock().convergence.keys().map(|(scope, _)| scope.clone()).collect();
+        scopes.sort();
+        scopes.dedup();
+        scopes
+    }
+
+    #[tokio::test]
+    async fn the_convergence_of_a_scope_whose_catalog_is_gone_is_forgotten() {
+        let handler =
+            create_mcp_handler(McpServer::builder("g", "1").build(), HandlerOptions::default()).await.unwrap();
+        let watch = &handler.shared.fleet;
+        let tenant = McpServer::builder("t", "1").build();
+        watch.register(Some("tenant-1"), &tenant);
+        watch.evaluate();
+        assert_eq!(scopes(watch), ["", "tenant-1"]);
+        drop(tenant);
+        watch.evaluate();
+        assert_eq!(scopes(watch), [""], "no entry left for the removed scope");
+    }
 }
