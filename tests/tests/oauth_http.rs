@@ -9,7 +9,9 @@ use std::time::Duration;
 use http::StatusCode;
 use jsonwebtoken::{Algorithm, EncodingKey, Header};
 use mcp_fleet_server::types::{CacheHint, CacheScope, CallToolResult, Tool};
-use mcp_fleet_server::{BearerAuthenticator, BearerConfig, CachePolicy, HandlerOptions, McpServer, create_mcp_handler};
+use mcp_fleet_server::{
+    BearerAuthenticator, BearerConfig, CachePolicy, HandlerOptions, McpServer, TokenTypeCheck, create_mcp_handler,
+};
 use mcp_fleet_tests::idp::{
     EC_KID, Idp, JWKS_PATH, METADATA_PATH, RSA_KID, authorization, ec_key, forge, now, rsa_key,
 };
@@ -294,5 +296,69 @@ async fn a_tool_requiring_a_scope_is_hidden_from_and_refused_to_tokens_without_i
     let done = p.post_as(&writer, &call).await;
     assert_eq!(done.status, StatusCode::OK);
     assert_eq!(done.json()["result"]["content"][0]["text"], "written");
+    p.node.shutdown().await;
+}
+
+/// `claims` signed with the standard RSA key under a header whose `typ` is `typ`.
+fn typed_token(claims: &Value, typ: Option<&str>) -> String {
+    let mut header = Header::new(Algorithm::RS256);
+    header.kid = Some(RSA_KID.into());
+    header.typ = typ.map(str::to_owned);
+    rsa_key().sign_with_header(&header, claims)
+}
+
+#[tokio::test]
+async fn a_token_typed_as_another_kind_of_jwt_is_refused_and_at_jwt_can_be_required() {
+    let p = Protected::start(|_| {}).await;
+    for typ in [None, Some("JWT"), Some("at+jwt"), Some("application/at+jwt")] {
+        let reply = p.post_as(&typed_token(&p.claims(USE), typ), &tools_list()).await;
+        assert_eq!(reply.status, StatusCode::OK, "typ {typ:?} passes the default check");
+    }
+    for typ in ["dpop+jwt", "logout+jwt", "secevent+jwt"] {
+        let reply = p.post_as(&typed_token(&p.claims(USE), Some(typ)), &tools_list()).await;
+        assert_eq!(reply.status, StatusCode::UNAUTHORIZED, "typ {typ}");
+        assert_eq!(reply.headers["www-authenticate"], p.invalid_token("wrong token type").as_str());
+        assert_eq!(reply.json(), refusal_body("Authentication required"));
+    }
+    p.node.shutdown().await;
+
+    let strict = Protected::start(|config| config.token_type = TokenTypeCheck::RequireAccessToken).await;
+    for typ in [None, Some("JWT")] {
+        let reply = strict.post_as(&typed_token(&strict.claims(USE), typ), &tools_list()).await;
+        assert_eq!(reply.status, StatusCode::UNAUTHORIZED, "RFC 9068 needs at+jwt, not {typ:?}");
+        assert_eq!(reply.headers["www-authenticate"], strict.invalid_token("wrong token type").as_str());
+    }
+    let at_jwt = typed_token(&strict.claims(USE), Some("at+jwt"));
+    assert_eq!(strict.post_as(&at_jwt, &tools_list()).await.status, StatusCode::OK);
+    strict.node.shutdown().await;
+}
+
+#[tokio::test]
+async fn cached_keys_past_the_hard_max_age_fail_closed_while_the_issuer_stays_unreachable() {
+    let hard = Duration::from_millis(1500);
+    let p = Protected::start(|config| {
+        config.jwks_refetch_interval = Duration::from_millis(100);
+        config.jwks_max_age = Duration::from_millis(200);
+        config.jwks_hard_max_age = hard;
+    })
+    .await;
+    let started = tokio::time::Instant::now();
+    assert_eq!(p.post_as(&p.token(USE), &tools_list()).await.status, StatusCode::OK);
+    p.idp.withdraw(JWKS_PATH); // the issuer's keys are unreachable from now on
+    // Before the hard maximum age the cached keys still verify (background refreshes fail).
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    assert_eq!(p.post_as(&p.token(USE), &tools_list()).await.status, StatusCode::OK);
+    assert!(p.idp.hits(JWKS_PATH) >= 2, "a refresh was attempted past the refresh age");
+    // Past it, the same token is refused: the keys are no longer trusted.
+    tokio::time::sleep(hard.saturating_sub(started.elapsed()) + Duration::from_millis(100)).await;
+    let refused = p.post_as(&p.token(USE), &tools_list()).await;
+    assert_eq!(refused.status, StatusCode::UNAUTHORIZED);
+    assert_eq!(refused.headers["www-authenticate"], p.invalid_token("signing keys unavailable").as_str());
+    // Once the issuer answers again, tokens are accepted again.
+    p.idp.set_keys(&[(RSA_KID, rsa_key()), (EC_KID, ec_key())]);
+    eventually("the issuer's keys are fetched again", WAIT, async || {
+        p.post_as(&p.token(USE), &tools_list()).await.status == StatusCode::OK
+    })
+    .await;
     p.node.shutdown().await;
 }

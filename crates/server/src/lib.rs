@@ -78,6 +78,8 @@ pub use auth::ProtectedResourceMetadata;
 pub use auth::Rate;
 #[cfg(feature = "oauth")]
 pub use auth::TokenError;
+#[cfg(feature = "oauth")]
+pub use auth::TokenTypeCheck;
 pub use auth::{AuthError, AuthFuture, Authenticator};
 pub use catalog::{
     CachePolicy, CatalogEdit, CompletionRef, CompletionRequest, CompletionValues, EntryHandle, Handler, McpServer,

@@ -21,8 +21,8 @@ use jsonwebtoken::{DecodingKey, Validation};
 use serde_json::{Map, Value};
 
 use self::challenge::Challenges;
-pub use self::config::{BearerConfig, BearerConfigError, JwsAlgorithm};
-use super::jwks::{JwksCache, JwksError, JwksSource, KeyError};
+pub use self::config::{BearerConfig, BearerConfigError, JwsAlgorithm, TokenTypeCheck};
+use super::jwks::{JwksCache, JwksError, JwksSource, KeyAges, KeyError};
 use super::{AuthError, AuthFuture, Authenticator};
 use crate::context::Principal;
 
@@ -38,6 +38,9 @@ pub enum TokenError {
     /// Not a compact JWS (three base64url parts), or its header or claims are not JSON.
     #[error("malformed token")]
     Malformed,
+    /// The header's `typ` says it is not an access token (see [`TokenTypeCheck`]).
+    #[error("wrong token type")]
+    WrongType,
     /// The `alg` is not one of the configured ones (`none` and `HS*` never are).
     #[error("algorithm not allowed")]
     AlgorithmNotAllowed,
@@ -119,7 +122,8 @@ impl BearerAuthenticator {
             Some(url) => JwksSource::Url(config::fetchable_url("jwks_url", url)?),
             None => JwksSource::Discover { issuer: config.issuer.clone() },
         };
-        let jwks = JwksCache::new(source, http_client(&config)?, config.jwks_refetch_interval, config.jwks_max_age);
+        let ages = KeyAges { refresh: config.jwks_max_age, hard: config.jwks_hard_max_age };
+        let jwks = JwksCache::new(source, http_client(&config)?, config.jwks_refetch_interval, ages);
         Ok(BearerAuthenticator {
             inner: Arc::new(Inner {
                 challenges: Challenges::new(&config.resource_metadata_url, &config.required_scopes),
@@ -199,9 +203,13 @@ impl BearerAuthenticator {
         })
     }
 
-    /// The token's `alg`, if allowed, and `kid`, read before any key is touched.
+    /// The token's `alg`, if allowed, and `kid`, read before any key is touched; its `typ`
+    /// checked against [`BearerConfig::token_type`].
     fn allowed_header(&self, token: &str) -> Result<(JwsAlgorithm, Option<String>), TokenError> {
         let header = peek_header(token)?;
+        if !self.inner.config.token_type.admits(header.typ.as_deref()) {
+            return Err(TokenError::WrongType);
+        }
         let alg: JwsAlgorithm = header.alg.parse().map_err(|_| TokenError::AlgorithmNotAllowed)?;
         if !self.inner.config.algorithms.contains(&alg) {
             return Err(TokenError::AlgorithmNotAllowed);
@@ -264,6 +272,7 @@ fn bearer_token(parts: &Parts) -> BearerToken<'_> {
 struct PeekedHeader {
     alg: String,
     kid: Option<String>,
+    typ: Option<String>,
 }
 
 /// The header of a compact JWS, decoded without trusting anything in it yet.

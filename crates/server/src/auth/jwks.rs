@@ -7,7 +7,9 @@
 //! request. Concurrent misses share one fetch. A fetch runs in its own task, so a caller that
 //! goes away does not cancel it for the others. A failed fetch keeps the keys already held;
 //! a successful one replaces them all (a key the issuer withdrew stops being trusted), and a
-//! set older than `max_age` is refreshed in the background.
+//! set older than the refresh age is refreshed in the background. A set older than the hard
+//! maximum age (no fetch succeeded for that long) is not used at all: tokens are refused until
+//! the issuer answers again — fail closed, rather than trusting keys it may have withdrawn.
 
 mod keyset;
 
@@ -81,6 +83,14 @@ pub(crate) enum JwksSource {
     },
 }
 
+/// How old a fetched key set may get: past `refresh` it is refetched in the background, past
+/// `hard` it is no longer used.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct KeyAges {
+    pub(crate) refresh: Duration,
+    pub(crate) hard: Duration,
+}
+
 /// The keys held, and when they were fetched.
 #[derive(Debug)]
 pub(crate) struct Loaded {
@@ -101,7 +111,7 @@ struct Inner {
     source: JwksSource,
     client: Client,
     refetch_interval: Duration,
-    max_age: Duration,
+    ages: KeyAges,
     /// The current key set; swapped whole by a successful fetch, read lock-free per request.
     keys: ArcSwapOption<Loaded>,
     /// The rate limit and the fetch in flight. A std mutex held for a few instructions, never
@@ -132,13 +142,13 @@ pub(crate) enum KeyError {
 }
 
 impl JwksCache {
-    pub(crate) fn new(source: JwksSource, client: Client, refetch_interval: Duration, max_age: Duration) -> Self {
+    pub(crate) fn new(source: JwksSource, client: Client, refetch_interval: Duration, ages: KeyAges) -> Self {
         JwksCache {
             inner: Arc::new(Inner {
                 source,
                 client,
                 refetch_interval,
-                max_age,
+                ages,
                 keys: ArcSwapOption::empty(),
                 fetch: Mutex::new(FetchState::default()),
                 discovered: Mutex::new(None),
@@ -153,9 +163,9 @@ impl JwksCache {
         kid: Option<&str>,
         alg: jsonwebtoken::Algorithm,
     ) -> Result<Arc<jsonwebtoken::DecodingKey>, KeyError> {
-        if let Some(loaded) = self.inner.keys.load_full() {
+        if let Some(loaded) = self.usable_keys() {
             let found = loaded.keys.find(kid, alg);
-            if found.is_ok() && loaded.fetched_at.elapsed() >= self.inner.max_age {
+            if found.is_ok() && loaded.fetched_at.elapsed() >= self.inner.ages.refresh {
                 // Fire and forget: the fetch runs in its own task; this request goes on with
                 // the keys it has.
                 drop(self.join_or_start_fetch());
@@ -169,7 +179,17 @@ impl JwksCache {
             None => None,
         };
         // Whether this caller fetched, joined, or was rate-limited: look at the newest set.
-        fetched.or_else(|| self.inner.keys.load_full()).map_or(Err(KeyError::Unavailable), |l| l.keys.find(kid, alg))
+        fetched.or_else(|| self.usable_keys()).map_or(Err(KeyError::Unavailable), |l| l.keys.find(kid, alg))
+    }
+
+    /// The key set held, unless it is past the hard maximum age (then none is: fail closed).
+    fn usable_keys(&self) -> Option<Arc<Loaded>> {
+        let loaded = self.inner.keys.load_full()?;
+        if loaded.fetched_at.elapsed() < self.inner.ages.hard {
+            return Some(loaded);
+        }
+        tracing::debug!(age = ?loaded.fetched_at.elapsed(), "the cached JWKS is past jwks_hard_max_age");
+        None
     }
 
     /// Fetch the keys now (at startup, say), unless a fetch is in flight (then wait for it) or
@@ -177,7 +197,7 @@ impl JwksCache {
     pub(crate) async fn refresh(&self) -> Result<usize, JwksError> {
         match self.join_or_start_fetch() {
             Some(fetch) => fetch.await.map(|loaded| loaded.keys.len()),
-            None => self.inner.keys.load_full().map(|l| l.keys.len()).ok_or(JwksError::RateLimited),
+            None => self.usable_keys().map(|l| l.keys.len()).ok_or(JwksError::RateLimited),
         }
     }
 
@@ -226,6 +246,10 @@ impl Inner {
             Ok(loaded) => {
                 tracing::debug!(keys = loaded.keys.len(), "fetched the issuer's JWKS");
                 self.keys.store(Some(loaded.clone()));
+            }
+            Err(error) if self.keys.load().as_ref().is_some_and(|l| l.fetched_at.elapsed() >= self.ages.hard) => {
+                tracing::warn!(%error, "JWKS fetch failed and the cached keys are past jwks_hard_max_age: refusing tokens");
+                *lock(&self.discovered) = None;
             }
             Err(error) => {
                 tracing::warn!(%error, "JWKS fetch failed; keeping the keys already held");

@@ -14,7 +14,7 @@ mod limits;
 mod metadata;
 
 #[cfg(feature = "oauth")]
-pub use bearer::{BearerAuthenticator, BearerConfig, BearerConfigError, JwsAlgorithm, TokenError};
+pub use bearer::{BearerAuthenticator, BearerConfig, BearerConfigError, JwsAlgorithm, TokenError, TokenTypeCheck};
 #[cfg(feature = "oauth")]
 pub use jwks::JwksError;
 

@@ -100,6 +100,41 @@ impl fmt::Display for JwsAlgorithm {
     }
 }
 
+/// What the JOSE header's `typ` of an access token may say (RFC 8725 §3.11 explicit typing;
+/// RFC 9068 §2.1 types JWT access tokens `at+jwt`). Compared case-insensitively, with or
+/// without the `application/` prefix (RFC 7515 §4.1.9).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum TokenTypeCheck {
+    /// No check: any `typ`, or none.
+    Off,
+    /// The default: no `typ`, the generic `JWT`, or `at+jwt`; a token explicitly typed as
+    /// something else (`dpop+jwt`, `logout+jwt`, `secevent+jwt`, an ID token type…) is refused,
+    /// so another kind of JWT from the same issuer cannot pass for an access token. Not
+    /// stricter by default because many issuers (Keycloak, Entra ID, and this repository's test
+    /// identity provider) sign access tokens with `typ: JWT`.
+    #[default]
+    RejectOtherTypes,
+    /// RFC 9068 §4: the resource server MUST verify `typ` is `at+jwt` (or
+    /// `application/at+jwt`). For issuers that implement RFC 9068.
+    RequireAccessToken,
+}
+
+impl TokenTypeCheck {
+    /// Whether a token whose header's `typ` is `typ` passes.
+    pub fn admits(self, typ: Option<&str>) -> bool {
+        let bare = typ.map(|t| {
+            let t = t.trim();
+            t.get(..12).filter(|p| p.eq_ignore_ascii_case("application/")).map_or(t, |_| &t[12..])
+        });
+        let is = |name: &str| bare.is_some_and(|t| t.eq_ignore_ascii_case(name));
+        match self {
+            TokenTypeCheck::Off => true,
+            TokenTypeCheck::RejectOtherTypes => bare.is_none() || is("jwt") || is("at+jwt"),
+            TokenTypeCheck::RequireAccessToken => is("at+jwt"),
+        }
+    }
+}
+
 /// A configuration the authenticator cannot work with.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum BearerConfigError {
@@ -126,6 +161,10 @@ pub enum BearerConfigError {
     /// The audience cannot be described as a protected resource.
     #[error(transparent)]
     Resource(#[from] MetadataError),
+    /// `jwks_hard_max_age` is shorter than `jwks_max_age` (keys would be dropped before they
+    /// are ever refreshed).
+    #[error("jwks_hard_max_age must be at least jwks_max_age")]
+    JwksAges,
     /// The HTTP client could not be built.
     #[error("http client: {0}")]
     HttpClient(String),
@@ -174,6 +213,13 @@ pub struct BearerConfig {
     pub jwks_refetch_interval: Duration,
     /// Age after which the JWKS is refreshed in the background. Default [`BearerConfig::DEFAULT_JWKS_MAX_AGE`].
     pub jwks_max_age: Duration,
+    /// Age after which cached keys are no longer trusted at all: while the issuer stays
+    /// unreachable past it, tokens are refused (fail closed) instead of being verified with
+    /// keys the issuer may have withdrawn. At least `jwks_max_age`. Default
+    /// [`BearerConfig::DEFAULT_JWKS_HARD_MAX_AGE`].
+    pub jwks_hard_max_age: Duration,
+    /// What the token header's `typ` may say. Default [`TokenTypeCheck::RejectOtherTypes`].
+    pub token_type: TokenTypeCheck,
     /// Timeout of one JWKS or metadata fetch. Default [`BearerConfig::DEFAULT_HTTP_TIMEOUT`].
     pub http_timeout: Duration,
 }
@@ -186,6 +232,10 @@ impl BearerConfig {
     /// Default age after which the cached JWKS is refreshed in the background, so keys the
     /// issuer withdrew stop being trusted.
     pub const DEFAULT_JWKS_MAX_AGE: Duration = Duration::from_secs(600);
+    /// Default age past which cached keys are dropped when no fetch has succeeded since: a
+    /// day rides out an issuer outage of a working day, and bounds how long a key the issuer
+    /// withdrew (compromised, say) stays trusted by a replica cut off from it.
+    pub const DEFAULT_JWKS_HARD_MAX_AGE: Duration = Duration::from_secs(24 * 60 * 60);
     /// Default timeout of one JWKS or metadata fetch.
     pub const DEFAULT_HTTP_TIMEOUT: Duration = Duration::from_secs(5);
 
@@ -205,6 +255,8 @@ impl BearerConfig {
             resource_metadata_url,
             jwks_refetch_interval: Self::DEFAULT_JWKS_REFETCH_INTERVAL,
             jwks_max_age: Self::DEFAULT_JWKS_MAX_AGE,
+            jwks_hard_max_age: Self::DEFAULT_JWKS_HARD_MAX_AGE,
+            token_type: TokenTypeCheck::default(),
             http_timeout: Self::DEFAULT_HTTP_TIMEOUT,
         };
         config.validate()?;
@@ -245,6 +297,9 @@ impl BearerConfig {
         ProtectedResourceMetadata::new(&self.audience, &self.issuer)?;
         if self.algorithms.is_empty() {
             return Err(BearerConfigError::NoAlgorithms);
+        }
+        if self.jwks_hard_max_age < self.jwks_max_age {
+            return Err(BearerConfigError::JwksAges);
         }
         if let Some(scope) = self.required_scopes.iter().find(|s| !is_scope_token(s)) {
             return Err(BearerConfigError::InvalidScope(scope.clone()));

@@ -120,6 +120,25 @@ fn config_refusals() {
     let mut config = BearerConfig::new("https://a.example", "https://mcp.example.com").unwrap();
     config.algorithms.clear();
     assert_eq!(BearerAuthenticator::new(config).unwrap_err(), BearerConfigError::NoAlgorithms);
+    let mut config = BearerConfig::new("https://a.example", "https://mcp.example.com").unwrap();
+    config.jwks_hard_max_age = config.jwks_max_age / 2;
+    assert_eq!(BearerAuthenticator::new(config).unwrap_err(), BearerConfigError::JwksAges);
+}
+
+#[test]
+fn the_typ_check_reads_media_types_case_insensitively() {
+    use TokenTypeCheck::*;
+    for typ in [None, Some("JWT"), Some("jwt"), Some("at+jwt"), Some("application/at+JWT"), Some("application/jwt")] {
+        assert!(RejectOtherTypes.admits(typ), "{typ:?}");
+    }
+    for typ in ["dpop+jwt", "logout+jwt", "application/secevent+jwt", "JOSE", ""] {
+        assert!(!RejectOtherTypes.admits(Some(typ)), "{typ}");
+        assert!(Off.admits(Some(typ)));
+    }
+    assert!(RequireAccessToken.admits(Some("at+jwt")) && RequireAccessToken.admits(Some("Application/AT+JWT")));
+    for typ in [None, Some("JWT"), Some("application/jwt"), Some("at+jwt2")] {
+        assert!(!RequireAccessToken.admits(typ), "{typ:?}");
+    }
 }
 
 #[test]
