@@ -61,7 +61,7 @@ impl McpHandler {
         principal: Option<Principal>,
         body: Value,
     ) -> Result<Response<ResponseBody>, Refusal> {
-        let version = header_version(&parts.headers).map_err(|e| Box::new(error_response(None, &e)))?;
+        let version = request_version(&parts)?;
         if body.get("method").and_then(Value::as_str) == Some("initialize") {
             return self.initialize(&parts, principal.as_ref(), body, version).await;
         }
@@ -314,7 +314,7 @@ impl McpHandler {
         if !accepts_sse(parts) {
             return Err(Box::new(plain_error(StatusCode::NOT_ACCEPTABLE, "Accept must allow text/event-stream")));
         }
-        let version = header_version(&parts.headers).map_err(|e| Box::new(error_response(None, &e)))?;
+        let version = request_version(parts)?;
         let session = self.session_of(parts, principal, version).await?;
         let Some(id) = &session.id else { return Err(Box::new(not_allowed())) };
         let last_event_id = parts.headers.get("last-event-id").map(|v| v.to_str().unwrap_or(""));
@@ -336,7 +336,7 @@ impl McpHandler {
         principal: Option<&Principal>,
     ) -> Result<Response<ResponseBody>, Refusal> {
         let Some(store) = &self.shared.legacy.sessions else { return Err(Box::new(not_allowed())) };
-        let version = header_version(&parts.headers).map_err(|e| Box::new(error_response(None, &e)))?;
+        let version = request_version(parts)?;
         let session = self.session_of(parts, principal, version).await?;
         let Some(id) = session.id.clone() else { return Err(Box::new(not_allowed())) };
         let ended = store.end(&id).await.map_err(|e| Box::new(store_unreachable(&e)))?;
@@ -388,6 +388,11 @@ impl McpHandler {
         let version = LEGACY_VERSIONS.iter().find(|v| **v == version).copied().unwrap_or("other");
         self.shared.metrics.legacy.requests.get_or_create(&VersionLabel { version }).inc();
     }
+}
+
+/// The version a request speaks by its header, or the 400 for one we do not speak.
+fn request_version(parts: &http::request::Parts) -> Result<&str, Refusal> {
+    header_version(&parts.headers).map_err(|e| Box::new(error_response(None, &e)))
 }
 
 /// Whether the request's `Accept` admits an SSE response.

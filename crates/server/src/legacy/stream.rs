@@ -100,7 +100,7 @@ impl Pending {
             let _ = write!(buf, "id: {epoch}-{version}\ndata: \n\n");
         }
         for json in &pending {
-            let _ = write!(buf, "id: {epoch}-{version}\n");
+            let _ = writeln!(buf, "id: {epoch}-{version}");
             sse::write_event(buf, json);
         }
         pending.len()
