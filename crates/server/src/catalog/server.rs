@@ -37,6 +37,14 @@ pub(crate) struct Catalog {
 }
 
 impl Catalog {
+    /// Rebuild the wire form and revision of every list an edit touched (once per swap).
+    pub(crate) fn refresh(&mut self) {
+        self.tools.refresh();
+        self.resources.refresh();
+        self.templates.refresh();
+        self.prompts.refresh();
+    }
+
     /// The wire list and content revision of `kind`.
     pub(crate) fn list(&self, kind: ListKind) -> (&Arc<Vec<Value>>, u64) {
         match kind {
@@ -212,6 +220,7 @@ impl McpServer {
             let mut batch = CatalogEdit { catalog: &mut next, touched: Vec::new() };
             let value = edit(&mut batch)?;
             let touched = std::mem::take(&mut batch.touched);
+            next.refresh();
             self.inner.catalog.store(Arc::new(next));
             (value, touched)
         };
