@@ -67,7 +67,8 @@ pub(crate) struct NodeAuth {
     max_streams_per_principal: usize,
     /// `None`: `--rate-per-principal 0`, no rate limit.
     rate: Option<Rate>,
-    request_state_key: Option<Vec<u8>>,
+    /// The requestState key ring (first signs); empty: a per-process key.
+    request_state_keys: Vec<Vec<u8>>,
 }
 
 impl NodeAuth {
@@ -80,7 +81,12 @@ impl NodeAuth {
             bearer: bearer(config)?,
             max_streams_per_principal: config.max_streams_per_principal,
             rate: rate(config.rate_per_principal, config.rate_burst_per_principal)?,
-            request_state_key: config.request_state_key_file.as_deref().map(read_key).transpose()?,
+            request_state_keys: config
+                .request_state_key_file
+                .as_deref()
+                .map(read_keys)
+                .transpose()?
+                .unwrap_or_default(),
         })
     }
 
@@ -120,8 +126,8 @@ impl NodeAuth {
     pub(crate) fn apply(&self, options: HandlerOptions) -> Result<HandlerOptions, BearerConfigError> {
         let mut options =
             options.max_streams_per_principal(self.max_streams_per_principal).rate_per_principal(self.rate);
-        if let Some(key) = &self.request_state_key {
-            options = options.request_state_key(key.clone());
+        if !self.request_state_keys.is_empty() {
+            options = options.request_state_keys(self.request_state_keys.clone());
         }
         match &self.bearer {
             Some(bearer) => options.bearer_auth(bearer.clone()),
@@ -175,15 +181,22 @@ fn rate(per_second: f64, burst: Option<u32>) -> Result<Option<Rate>, AuthSetupEr
     }
 }
 
-/// The requestState HMAC key: the file's bytes without surrounding whitespace (a Secret made
-/// with `--from-file` often ends in a newline), at least [`MIN_KEY_LEN`] of them.
-fn read_key(path: &Path) -> Result<Vec<u8>, AuthSetupError> {
+/// The requestState HMAC key ring. One key per line when the file has several non-empty lines
+/// that are each at least [`MIN_KEY_LEN`] bytes (trimmed): the first signs, the others verify
+/// (rotation). Otherwise, as before, the whole file without surrounding whitespace (a Secret
+/// made with `--from-file` often ends in a newline; a binary key may hold a newline byte) is
+/// one key, at least [`MIN_KEY_LEN`] bytes.
+fn read_keys(path: &Path) -> Result<Vec<Vec<u8>>, AuthSetupError> {
     let bytes = std::fs::read(path).map_err(|source| AuthSetupError::KeyFile { path: path.into(), source })?;
+    let lines: Vec<&[u8]> = bytes.split(|b| *b == b'\n').map(<[u8]>::trim_ascii).filter(|l| !l.is_empty()).collect();
+    if lines.len() > 1 && lines.iter().all(|l| l.len() >= MIN_KEY_LEN) {
+        return Ok(lines.into_iter().map(<[u8]>::to_vec).collect());
+    }
     let key = bytes.trim_ascii();
     if key.len() < MIN_KEY_LEN {
         return Err(AuthSetupError::ShortKey { path: path.into(), len: key.len() });
     }
-    Ok(key.to_vec())
+    Ok(vec![key.to_vec()])
 }
 
 #[cfg(test)]
@@ -210,7 +223,7 @@ mod tests {
         assert!(!open.is_enabled());
         assert_eq!(open.max_streams_per_principal, 100);
         assert_eq!(open.rate, None);
-        assert_eq!(open.request_state_key, None);
+        assert!(open.request_state_keys.is_empty());
     }
 
     #[test]
@@ -260,9 +273,18 @@ mod tests {
         let (long, short) = (dir.join("long"), dir.join("short"));
         std::fs::write(&long, format!("{}\n", "k".repeat(32))).expect("write");
         std::fs::write(&short, "k".repeat(31)).expect("write");
-        assert_eq!(read_key(&long).expect("key"), "k".repeat(32).into_bytes());
-        assert!(read_key(&short).expect_err("short").to_string().contains("holds 31 bytes"));
-        assert!(read_key(&dir.join("missing")).is_err());
+        assert_eq!(read_keys(&long).expect("key"), vec!["k".repeat(32).into_bytes()]);
+        assert!(read_keys(&short).expect_err("short").to_string().contains("holds 31 bytes"));
+        assert!(read_keys(&dir.join("missing")).is_err());
+        // A ring: one key per line, the first signs.
+        let ring = dir.join("ring");
+        std::fs::write(&ring, format!("{}\n\n  {}  \n", "n".repeat(32), "o".repeat(40))).expect("write");
+        assert_eq!(read_keys(&ring).expect("ring"), vec!["n".repeat(32).into_bytes(), "o".repeat(40).into_bytes()]);
+        // Lines too short to be keys: the whole file is one key (a binary key with a newline).
+        let binary = dir.join("binary");
+        std::fs::write(&binary, format!("{}\n{}", "b".repeat(20), "c".repeat(20))).expect("write");
+        let whole = format!("{}\n{}", "b".repeat(20), "c".repeat(20)).into_bytes();
+        assert_eq!(read_keys(&binary).expect("one key"), vec![whole]);
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

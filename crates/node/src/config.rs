@@ -166,8 +166,9 @@ pub(crate) struct Config {
     pub(crate) rate_burst_per_principal: Option<u32>,
 
     /// File holding the HMAC key that signs MRTR requestState (at least 32 bytes, surrounding
-    /// whitespace ignored; a mounted Secret, the same on every replica). Without it handlers'
-    /// state travels unsigned.
+    /// whitespace ignored; a mounted Secret, the same on every replica), or several keys one
+    /// per line for rotation (the first signs). Without it state is signed with a per-process
+    /// key, so retries must return to the same replica.
     #[arg(long, env = "MCP_FLEET_REQUEST_STATE_KEY_FILE")]
     pub(crate) request_state_key_file: Option<PathBuf>,
 

@@ -1,7 +1,14 @@
-//! Signed MRTR `requestState` (spec digest §16.3): integrity-protected, expiring, optionally
-//! bound to the caller and target, and verifiable by any replica holding the same key.
+//! Signed MRTR `requestState` (spec digest §16.3; the 2026-07-28 spec: servers MUST verify its
+//! integrity): integrity-protected, expiring, bound to the caller and target, and verifiable by
+//! any replica holding the key that signed it.
 //!
-//! Wire form: `v1.<base64url(JSON {"p": payload, "exp": unix-seconds, "b"?: bind-tag})>.<base64url(HMAC-SHA256)>`.
+//! Wire form: `v2.<kid>.<base64url(JSON {"p": payload, "exp": unix-seconds, "b": bind-tag})>.<base64url(HMAC-SHA256)>`,
+//! the MAC over everything before its `.`. `kid` names the key ([`StateKey::kid`]: a
+//! fingerprint, so every replica holding the same key derives the same id), so a replica that
+//! does not hold it can say so ([`StateError::UnknownKey`]) instead of reporting tampering. A
+//! [`StateSigner`] holds a key ring: the first key signs, every key verifies — rotate by adding
+//! the new key first on every replica, then dropping the old one once its tokens expired.
+//! Tokens of the earlier `v1.<body>.<mac>` form (no kid) are verified against every key.
 //! Signed, not encrypted: the client can read the payload, so keep secrets out of it.
 
 use base64::Engine as _;
@@ -35,27 +42,52 @@ pub enum StateError {
     /// Minted for another caller or target.
     #[error("requestState bound to another request")]
     Bind,
+    /// Signed with a key this signer does not hold (its id: [`key_id`]): another replica's
+    /// per-process key, or a key rotated out or not yet rotated in here.
+    #[error("requestState signed with a key this replica does not hold")]
+    UnknownKey,
+    /// A key ring without keys, or two keys with one id.
+    #[error("a requestState key ring needs at least one key, each once")]
+    KeyRing,
 }
 
-/// Signs and verifies `requestState` tokens with one HMAC key.
+/// Prefix of the ids of keys made with [`StateKey::ephemeral`].
+pub const EPHEMERAL_KID_PREFIX: &str = "ephemeral-";
+
+/// One HMAC key of a [`StateSigner`]'s ring, with its id.
 #[derive(Clone)]
-pub struct StateSigner {
+pub struct StateKey {
+    kid: String,
     key: Vec<u8>,
 }
 
-impl std::fmt::Debug for StateSigner {
+impl std::fmt::Debug for StateKey {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("StateSigner { key: <redacted> }")
+        write!(f, "StateKey {{ kid: {:?}, key: <redacted> }}", self.kid)
     }
 }
 
-impl StateSigner {
-    /// A signer with `key` (≥ 32 bytes).
+impl StateKey {
+    /// A configured key (≥ [`MIN_KEY_LEN`] bytes), its id a fingerprint of it: the first 8
+    /// bytes of a domain-separated SHA-256, base64url (11 characters). Every replica holding
+    /// the key derives the same id; the id reveals nothing usable about the key.
     pub fn new(key: &[u8]) -> Result<Self, StateError> {
         if key.len() < MIN_KEY_LEN {
             return Err(StateError::ShortKey);
         }
-        Ok(StateSigner { key: key.to_vec() })
+        Ok(StateKey { kid: fingerprint(key), key: key.to_vec() })
+    }
+
+    /// A key made up by this process (from 32 random bytes the caller draws), its id marked
+    /// [`EPHEMERAL_KID_PREFIX`] so a replica that gets a token it signed can tell the operator
+    /// that no shared key is configured.
+    pub fn ephemeral(random: [u8; 32]) -> Self {
+        StateKey { kid: format!("{EPHEMERAL_KID_PREFIX}{}", fingerprint(&random)), key: random.to_vec() }
+    }
+
+    /// The key's id, as tokens it signs carry it.
+    pub fn kid(&self) -> &str {
+        &self.kid
     }
 
     fn mac(&self, parts: &[&[u8]]) -> HmacSha256 {
@@ -71,33 +103,85 @@ impl StateSigner {
         let tag = self.mac(&[b"mcp-fleet/bind\0", binding.as_bytes()]).finalize().into_bytes();
         URL_SAFE_NO_PAD.encode(&tag[..16])
     }
+}
+
+fn fingerprint(key: &[u8]) -> String {
+    use sha2::Digest as _;
+    let digest = Sha256::new().chain_update(b"mcp-fleet/request-state-kid\0").chain_update(key).finalize();
+    URL_SAFE_NO_PAD.encode(&digest[..8])
+}
+
+/// The key id a `v2` token names, read without verifying anything (for error messages and
+/// logs). `None` for other shapes.
+pub fn key_id(token: &str) -> Option<&str> {
+    let rest = token.strip_prefix("v2.")?;
+    let (kid, _) = rest.split_once('.')?;
+    (!kid.is_empty() && kid.len() <= 64 && kid.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_".contains(&b)))
+        .then_some(kid)
+}
+
+/// Signs `requestState` tokens with the first key of its ring and verifies them with any.
+#[derive(Clone, Debug)]
+pub struct StateSigner {
+    keys: Vec<StateKey>,
+}
+
+impl StateSigner {
+    /// A signer with the one key `key` (≥ 32 bytes).
+    pub fn new(key: &[u8]) -> Result<Self, StateError> {
+        Self::with_keys(vec![StateKey::new(key)?])
+    }
+
+    /// A signer with a key ring: `keys[0]` signs, every key verifies. Needs at least one key,
+    /// with distinct ids.
+    pub fn with_keys(keys: Vec<StateKey>) -> Result<Self, StateError> {
+        let distinct = keys.iter().enumerate().all(|(i, k)| keys[..i].iter().all(|o| o.kid != k.kid));
+        if keys.is_empty() || !distinct {
+            return Err(StateError::KeyRing);
+        }
+        Ok(StateSigner { keys })
+    }
+
+    /// The id of the key that signs.
+    pub fn signing_kid(&self) -> &str {
+        &self.keys[0].kid
+    }
 
     /// Sign `payload`, valid until `now + ttl_secs`, bound to `binding`.
     pub fn sign(&self, payload: &Value, binding: &str, now_secs: u64, ttl_secs: u64) -> String {
-        let body = json!({"p": payload, "exp": now_secs + ttl_secs, "b": self.bind_tag(binding)});
+        let key = &self.keys[0];
+        let body = json!({"p": payload, "exp": now_secs.saturating_add(ttl_secs), "b": key.bind_tag(binding)});
         let middle = URL_SAFE_NO_PAD.encode(crate::jsonrpc::value_bytes(&body));
-        let signed = format!("v1.{middle}");
-        let mac = self.mac(&[signed.as_bytes()]).finalize().into_bytes();
+        let signed = format!("v2.{}.{middle}", key.kid);
+        let mac = key.mac(&[signed.as_bytes()]).finalize().into_bytes();
         format!("{signed}.{}", URL_SAFE_NO_PAD.encode(mac))
     }
 
-    /// Verify a token: shape → MAC (constant time) → JSON → expiry → binding.
+    /// Verify a token: shape → key by id → MAC (constant time) → JSON → expiry → binding.
     pub fn verify(&self, token: &str, binding: &str, now_secs: u64) -> Result<Value, StateError> {
         let (signed, mac_b64) = token.rsplit_once('.').ok_or(StateError::Malformed)?;
-        let middle = signed.strip_prefix("v1.").ok_or(StateError::Malformed)?;
         let mac = URL_SAFE_NO_PAD.decode(mac_b64).map_err(|_| StateError::Malformed)?;
-        self.mac(&[signed.as_bytes()]).verify_slice(&mac).map_err(|_| StateError::Mac)?;
+        let (key, middle) = if let Some(rest) = signed.strip_prefix("v2.") {
+            let (kid, middle) = rest.split_once('.').ok_or(StateError::Malformed)?;
+            let key = self.keys.iter().find(|k| k.kid == kid).ok_or(StateError::UnknownKey)?;
+            key.mac(&[signed.as_bytes()]).verify_slice(&mac).map_err(|_| StateError::Mac)?;
+            (key, middle)
+        } else {
+            let middle = signed.strip_prefix("v1.").ok_or(StateError::Malformed)?;
+            let key = self.keys.iter().find(|k| k.mac(&[signed.as_bytes()]).verify_slice(&mac).is_ok());
+            (key.ok_or(StateError::Mac)?, middle)
+        };
         let body: Value = URL_SAFE_NO_PAD
             .decode(middle)
             .ok()
             .and_then(|b| serde_json::from_slice(&b).ok())
             .ok_or(StateError::Malformed)?;
         let exp = body.get("exp").and_then(Value::as_u64).ok_or(StateError::Malformed)?;
-        if now_secs > exp + CLOCK_SKEW_SECS {
+        if now_secs > exp.saturating_add(CLOCK_SKEW_SECS) {
             return Err(StateError::Expired);
         }
         let tag = body.get("b").and_then(Value::as_str).ok_or(StateError::Bind)?;
-        let expected = self.bind_tag(binding);
+        let expected = key.bind_tag(binding);
         let same =
             tag.len() == expected.len() && tag.bytes().zip(expected.bytes()).fold(0u8, |d, (a, b)| d | (a ^ b)) == 0;
         if !same {
@@ -121,12 +205,48 @@ mod tests {
         assert_eq!(s.verify(&token, "tools/call:x", 1010).unwrap(), json!({"step": 1}));
         assert!(s.verify(&format!("{token}-TAMPERED"), "tools/call:x", 1010).is_err());
         let mut flipped = token.clone().into_bytes();
-        flipped[5] = if flipped[5] == b'A' { b'B' } else { b'A' };
+        flipped[20] = if flipped[20] == b'A' { b'B' } else { b'A' }; // inside the body
         assert_eq!(s.verify(std::str::from_utf8(&flipped).unwrap(), "tools/call:x", 1010), Err(StateError::Mac));
         assert_eq!(s.verify(&token, "tools/call:x", 1000 + 60 + CLOCK_SKEW_SECS + 1), Err(StateError::Expired));
         assert_eq!(s.verify(&token, "tools/call:y", 1010), Err(StateError::Bind));
         let other = StateSigner::new(b"another key of at least thirty-two bytes").unwrap();
-        assert_eq!(other.verify(&token, "tools/call:x", 1010), Err(StateError::Mac));
+        assert_eq!(other.verify(&token, "tools/call:x", 1010), Err(StateError::UnknownKey));
         assert_eq!(StateSigner::new(b"short").unwrap_err(), StateError::ShortKey);
+    }
+
+    #[test]
+    fn tokens_name_their_key_and_a_ring_verifies_with_any_of_its_keys() {
+        let (old, new) = (StateKey::new(KEY).unwrap(), StateKey::new(&[7; 40]).unwrap());
+        assert_eq!(old.kid(), StateKey::new(KEY).unwrap().kid(), "the id is derived from the key");
+        assert_ne!(old.kid(), new.kid());
+        let before = StateSigner::with_keys(vec![old.clone()]).unwrap();
+        let token = before.sign(&json!(1), "b", 1000, 60);
+        assert_eq!(key_id(&token), Some(old.kid()));
+        // Rotation: the new key signs, the old one still verifies what it signed.
+        let during = StateSigner::with_keys(vec![new.clone(), old.clone()]).unwrap();
+        assert_eq!(during.verify(&token, "b", 1010), Ok(json!(1)));
+        let fresh = during.sign(&json!(2), "b", 1000, 60);
+        assert_eq!(key_id(&fresh), Some(new.kid()));
+        assert_eq!(before.verify(&fresh, "b", 1010), Err(StateError::UnknownKey));
+        // A forged token naming a held key with another key's MAC is tampering, not unknown.
+        let forged = fresh.replacen(new.kid(), old.kid(), 1);
+        assert_eq!(during.verify(&forged, "b", 1010), Err(StateError::Mac));
+        assert_eq!(StateSigner::with_keys(vec![]).unwrap_err(), StateError::KeyRing);
+        assert_eq!(StateSigner::with_keys(vec![old.clone(), old]).unwrap_err(), StateError::KeyRing);
+        let ephemeral = StateKey::ephemeral([9; 32]);
+        assert!(ephemeral.kid().starts_with(EPHEMERAL_KID_PREFIX), "{ephemeral:?}");
+        assert!(!format!("{ephemeral:?}").contains("9, 9"), "the key is redacted");
+    }
+
+    #[test]
+    fn v1_tokens_of_the_previous_form_still_verify() {
+        let key = StateKey::new(KEY).unwrap();
+        let body = json!({"p": {"step": 1}, "exp": 1060, "b": key.bind_tag("b")});
+        let signed = format!("v1.{}", URL_SAFE_NO_PAD.encode(crate::jsonrpc::value_bytes(&body)));
+        let mac = key.mac(&[signed.as_bytes()]).finalize().into_bytes();
+        let token = format!("{signed}.{}", URL_SAFE_NO_PAD.encode(mac));
+        let ring = StateSigner::with_keys(vec![StateKey::new(&[1; 32]).unwrap(), key]).unwrap();
+        assert_eq!(ring.verify(&token, "b", 1010), Ok(json!({"step": 1})));
+        assert_eq!(key_id(&token), None);
     }
 }

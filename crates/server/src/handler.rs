@@ -38,7 +38,7 @@ pub(crate) struct HandlerShared {
     pub(crate) legacy: Legacy,
     pub(crate) health: Arc<BusHealth>,
     pub(crate) metrics: Metrics,
-    pub(crate) state_codec: Option<StateCodec>,
+    pub(crate) state_codec: StateCodec,
     /// Per-principal request rate and open-stream allowance.
     pub(crate) limits: PrincipalLimits,
     /// `Bearer resource_metadata="…"`, the prefix of this endpoint's challenges, when it is a
@@ -78,10 +78,7 @@ pub async fn create_mcp_handler(
         Some(bus) => bus.clone(),
         None => Arc::new(MemoryBus::new().as_node(&options.resolved_node_id())),
     };
-    let state_codec = match &options.request_state_key {
-        Some(key) => Some(StateCodec::try_new(key, options.request_state_ttl)?),
-        None => None,
-    };
+    let state_codec = StateCodec::try_new(&options.request_state_keys, options.request_state_ttl)?;
     let metrics = Metrics::default();
     let router = ListenRouter::new(options.listen, metrics.clone());
     let session_streams =

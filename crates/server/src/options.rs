@@ -56,7 +56,7 @@ pub struct HandlerOptions {
     pub(crate) rate_per_principal: Option<Rate>,
     pub(crate) response_mode: ResponseMode,
     pub(crate) shutdown_deadline: Duration,
-    pub(crate) request_state_key: Option<Vec<u8>>,
+    pub(crate) request_state_keys: Vec<Vec<u8>>,
     pub(crate) request_state_ttl: Duration,
     pub(crate) dedupe_window: usize,
     pub(crate) bus_down_grace: Duration,
@@ -88,7 +88,7 @@ impl Default for HandlerOptions {
             rate_per_principal: None,
             response_mode: ResponseMode::Auto,
             shutdown_deadline: Duration::from_secs(10),
-            request_state_key: None,
+            request_state_keys: Vec::new(),
             request_state_ttl: Duration::from_secs(600),
             dedupe_window: mcp_fleet_bus::dedupe::DEFAULT_DEDUPE_WINDOW,
             bus_down_grace: Duration::from_secs(30),
@@ -248,10 +248,21 @@ impl HandlerOptions {
         self
     }
 
-    /// HMAC key for MRTR `requestState` (at least 32 bytes, the same on every replica).
-    /// Default: none — handlers' state travels unsigned and must be harmless if tampered with.
+    /// HMAC key for MRTR `requestState` (at least 32 bytes, the same on every replica): a ring
+    /// of this one key (see [`request_state_keys`](Self::request_state_keys)). Default: none —
+    /// state is signed with a random per-process key (a warning at start), so a retry that
+    /// lands on another replica is refused with a `-32602` naming the missing shared key.
     pub fn request_state_key(mut self, key: impl Into<Vec<u8>>) -> Self {
-        self.request_state_key = Some(key.into());
+        self.request_state_keys = vec![key.into()];
+        self
+    }
+
+    /// The `requestState` key ring for rotation: the first key signs, every key verifies
+    /// (tokens name their key's id, a fingerprint of it). Rotate by putting the new key first
+    /// on every replica, then drop the old one once `request_state_ttl` has passed. Each at
+    /// least 32 bytes, each once. Empty: the default (a per-process key).
+    pub fn request_state_keys<K: Into<Vec<u8>>>(mut self, keys: impl IntoIterator<Item = K>) -> Self {
+        self.request_state_keys = keys.into_iter().map(Into::into).collect();
         self
     }
 

@@ -23,8 +23,8 @@ impl<T> From<T> for Outcome<T> {
 pub struct InputRequired {
     /// Server-chosen keys → `InputRequest` objects (`{method, params}`).
     pub input_requests: Map<String, Value>,
-    /// Opaque state the client echoes on the retry (signed by the framework when a codec is
-    /// configured; see `HandlerOptions::request_state_key`).
+    /// Opaque state the client echoes on the retry (always signed by the framework; see
+    /// `HandlerOptions::request_state_keys`).
     pub request_state: Option<Value>,
 }
 

@@ -11,7 +11,7 @@ use serde::Serialize;
 use serde_json::{Map, Value, json};
 
 use super::MethodRequest;
-use super::state::StateCodec;
+use super::state::{Refused, StateCodec};
 use crate::context::{CallContext, NotificationReceiver};
 use crate::outcome::{InputRequired, Outcome};
 
@@ -31,16 +31,18 @@ fn binding(method: Method, target: &str, ctx: &CallContext, params: &Map<String,
     format!("{}\0{target}\0{who}\0{tenant}\0{}", method.as_str(), String::from_utf8_lossy(&request))
 }
 
-fn invalid_state() -> RpcError {
-    RpcError::invalid_params("Invalid or expired requestState")
-        .with_data(json!({"reason": "invalid_request_state"}))
-        .in_band()
+fn invalid_state(refused: &Refused) -> RpcError {
+    let data = match refused {
+        Refused::Invalid => json!({"reason": "invalid_request_state"}),
+        Refused::UnknownKey { kid } => json!({"reason": "invalid_request_state", "unknownKeyId": kid}),
+    };
+    RpcError::invalid_params(refused.message()).with_data(data).in_band()
 }
 
 /// Read a retry's `inputResponses` and `requestState` into the call context (MRTR-5, MRTR-6).
 fn read_retry(
     params: &Map<String, Value>,
-    codec: Option<&StateCodec>,
+    codec: &StateCodec,
     binding: &str,
     ctx: &mut CallContext,
 ) -> Result<(), RpcError> {
@@ -55,11 +57,11 @@ fn read_retry(
             );
         }
     }
-    ctx.request_state = match (params.get("requestState"), codec) {
-        (None, _) => None,
-        (Some(Value::String(token)), Some(codec)) => Some(codec.verify(token, binding).ok_or_else(invalid_state)?),
-        (Some(Value::String(raw)), None) => Some(Value::String(raw.clone())),
-        (Some(_), _) => return Err(invalid_state()),
+    // The 2026-07-28 spec: servers MUST verify requestState integrity; it is always signed.
+    ctx.request_state = match params.get("requestState") {
+        None => None,
+        Some(Value::String(token)) => Some(codec.verify(token, binding).map_err(|r| invalid_state(&r))?),
+        Some(_) => return Err(invalid_state(&Refused::Invalid)),
     };
     Ok(())
 }
@@ -75,7 +77,7 @@ pub(super) fn start_call(
     let (mut ctx, notifications) = req.call_context();
     let binding = binding(method, target, &ctx, &req.params);
     let codec = req.shared.state_codec.clone();
-    read_retry(&req.params, codec.as_ref(), &binding, &mut ctx)?;
+    read_retry(&req.params, &codec, &binding, &mut ctx)?;
     let finisher = Finisher { info: req.server.info().clone(), codec, binding, meta: req.meta.clone() };
     Ok((ctx, notifications, finisher))
 }
@@ -84,7 +86,7 @@ pub(super) fn start_call(
 /// request before the handler runs (the handler's future owns it, not the request).
 pub(super) struct Finisher {
     info: Arc<Value>,
-    codec: Option<StateCodec>,
+    codec: StateCodec,
     binding: String,
     meta: RequestMeta,
 }
@@ -108,7 +110,7 @@ impl Finisher {
                 }
                 obj
             }
-            Outcome::InputRequired(ir) => input_required(ir, self.codec.as_ref(), &self.binding, &self.meta)?,
+            Outcome::InputRequired(ir) => input_required(ir, &self.codec, &self.binding, &self.meta)?,
         };
         stamp_result(&mut result, &self.info);
         Ok(Value::Object(result))
@@ -117,7 +119,7 @@ impl Finisher {
 
 fn input_required(
     ir: InputRequired,
-    codec: Option<&StateCodec>,
+    codec: &StateCodec,
     binding: &str,
     meta: &RequestMeta,
 ) -> Result<Map<String, Value>, RpcError> {
@@ -135,12 +137,7 @@ fn input_required(
         obj.insert("inputRequests".into(), Value::Object(ir.input_requests));
     }
     if let Some(state) = ir.request_state {
-        let token = match (codec, state) {
-            (Some(codec), payload) => codec.sign(&payload, binding),
-            (None, Value::String(raw)) => raw,
-            (None, payload) => payload.to_string(),
-        };
-        obj.insert("requestState".into(), Value::String(token));
+        obj.insert("requestState".into(), Value::String(codec.sign(&state, binding)));
     }
     Ok(obj)
 }

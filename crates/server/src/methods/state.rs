@@ -1,10 +1,15 @@
-//! The handler's `requestState` codec: signs interim state with the configured key (the same on
-//! every replica, so a retry may land anywhere) and verifies it on the retry, bound to the
-//! method, the target name and the caller.
+//! The handler's `requestState` codec: signs interim state with the first key of the ring (the
+//! same ring on every replica, so a retry may land anywhere) and verifies it on the retry with
+//! any key of the ring, bound to the method, the target name and the caller.
+//!
+//! State is always signed (the 2026-07-28 spec: servers MUST verify `requestState` integrity).
+//! Without configured keys the codec makes up a random per-process key, with a warning at
+//! start: a retry on another replica then fails with a `-32602` that names the missing shared
+//! key (the token says which key signed it), never with silence or a generic error.
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use mcp_fleet_protocol::state::StateSigner;
+use mcp_fleet_protocol::state::{EPHEMERAL_KID_PREFIX, StateError, StateKey, StateSigner, key_id};
 use serde_json::Value;
 
 use crate::error::ServerError;
@@ -16,23 +21,65 @@ pub(crate) struct StateCodec {
     ttl: Duration,
 }
 
+/// Why a state token was refused, for the client's `-32602`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Refused {
+    /// Tampered, expired, malformed or bound to another request: one generic answer.
+    Invalid,
+    /// Signed with key `kid`, which this replica does not hold.
+    UnknownKey {
+        /// The id the token names.
+        kid: String,
+    },
+}
+
 impl StateCodec {
-    pub(crate) fn try_new(key: &[u8], ttl: Duration) -> Result<Self, ServerError> {
-        let signer = StateSigner::new(key).map_err(|e| ServerError::Options(e.to_string()))?;
-        Ok(StateCodec { signer, ttl })
+    /// A codec signing with `keys[0]` and verifying with every key; no keys: a random
+    /// per-process key (with a warning naming the consequence).
+    pub(crate) fn try_new(keys: &[Vec<u8>], ttl: Duration) -> Result<Self, ServerError> {
+        let options = |e: StateError| ServerError::Options(format!("request_state_keys: {e}"));
+        let ring = if keys.is_empty() {
+            let key = StateKey::ephemeral(rand::random());
+            tracing::warn!(
+                kid = key.kid(),
+                "no request_state_key configured: requestState is signed with a random per-process key, so a \
+                 multi-round-trip call must retry on this replica; give every replica the same key"
+            );
+            vec![key]
+        } else {
+            keys.iter().map(|k| StateKey::new(k)).collect::<Result<_, _>>().map_err(options)?
+        };
+        Ok(StateCodec { signer: StateSigner::with_keys(ring).map_err(options)?, ttl })
     }
 
     pub(crate) fn sign(&self, payload: &Value, binding: &str) -> String {
         self.signer.sign(payload, binding, now_secs(), self.ttl.as_secs())
     }
 
-    pub(crate) fn verify(&self, token: &str, binding: &str) -> Option<Value> {
-        match self.signer.verify(token, binding, now_secs()) {
-            Ok(payload) => Some(payload),
-            Err(reason) => {
-                tracing::info!(%reason, "refused requestState");
-                None
+    pub(crate) fn verify(&self, token: &str, binding: &str) -> Result<Value, Refused> {
+        self.signer.verify(token, binding, now_secs()).map_err(|reason| {
+            tracing::info!(%reason, kid = key_id(token), "refused requestState");
+            match (reason, key_id(token)) {
+                (StateError::UnknownKey, Some(kid)) => Refused::UnknownKey { kid: kid.to_owned() },
+                _ => Refused::Invalid,
             }
+        })
+    }
+}
+
+impl Refused {
+    /// What the client (and the operator reading its error) is told.
+    pub(crate) fn message(&self) -> String {
+        match self {
+            Refused::Invalid => "Invalid or expired requestState".to_owned(),
+            Refused::UnknownKey { kid } if kid.starts_with(EPHEMERAL_KID_PREFIX) => format!(
+                "requestState was signed by another replica's per-process key ({kid}): no shared request_state_key \
+                 is configured; give every replica the same key"
+            ),
+            Refused::UnknownKey { kid } => format!(
+                "requestState was signed with key {kid}, which this replica does not hold: every replica needs the \
+                 same request_state_key ring"
+            ),
         }
     }
 }
