@@ -70,7 +70,8 @@ async fn setup() -> (Idp, BearerAuthenticator) {
 async fn a_valid_token_gives_the_principal_with_its_scopes_and_tenant() {
     let (idp, bearer) = setup().await;
     let principal = with_token(&bearer, &idp.token(&good_claims(&idp))).await.unwrap();
-    assert_eq!(principal, Principal::new("user-1", Some("acme".into())).with_scopes(["mcp:use", "files:read"]));
+    let expected = Principal::new("user-1", Some("acme".into())).with_scopes(["mcp:use", "files:read"]);
+    assert_eq!(principal, expected.with_issuer(idp.issuer()));
     let es256 = with_token(&bearer, &ec_key().sign(EC_KID, &good_claims(&idp))).await.unwrap();
     assert_eq!(es256.id, "user-1");
     assert_eq!(idp.jwks_fetches(), 1, "keys are cached");

@@ -8,11 +8,21 @@ use mcp_fleet_protocol::envelope::{LogLevel, RequestMeta};
 use serde_json::{Map, Value, json};
 use tokio::sync::mpsc;
 
+/// The peer address of the connection a request came on, as a request extension.
+/// [`McpHandler::serve`](crate::McpHandler::serve) inserts it; a service of your own that calls
+/// [`McpHandler::handle`](crate::McpHandler::handle) may insert it too (anonymous callers'
+/// budgets are per address; without it they are node-wide). Behind a proxy it is the proxy's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ClientAddr(pub std::net::SocketAddr);
+
 /// An authenticated caller, produced by the handler's authenticator.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Principal {
     /// Stable identity of the caller (subject).
     pub id: String,
+    /// Who vouches for the identity (a bearer token's `iss`), if an issuer does: two issuers'
+    /// subjects are different callers.
+    pub issuer: Option<String>,
     /// Tenant scope: its listen streams receive global events and events of this scope only.
     pub scope: Option<String>,
     /// OAuth scopes granted to the caller (e.g. from a bearer token's `scope` claim); tools may
@@ -23,7 +33,20 @@ pub struct Principal {
 impl Principal {
     /// A principal in a tenant scope, with no OAuth scopes.
     pub fn new(id: impl Into<String>, scope: Option<String>) -> Self {
-        Principal { id: id.into(), scope, scopes: Vec::new() }
+        Principal { id: id.into(), issuer: None, scope, scopes: Vec::new() }
+    }
+
+    /// The same principal vouched for by `issuer`.
+    pub fn with_issuer(mut self, issuer: impl Into<String>) -> Self {
+        self.issuer = Some(issuer.into());
+        self
+    }
+
+    /// The key per-principal limits count under: issuer, tenant and subject together, so two
+    /// tenants' (or issuers') users with the same `sub` never share a budget.
+    pub(crate) fn limit_key(&self) -> String {
+        let field = |v: Option<&str>| v.map_or_else(|| "-".to_owned(), |v| format!("{}:{v}", v.len()));
+        format!("{}|{}|{}:{}", field(self.issuer.as_deref()), field(self.scope.as_deref()), self.id.len(), self.id)
     }
 
     /// The same principal granted `scopes`.

@@ -85,7 +85,7 @@ pub use catalog::{
     CachePolicy, CatalogEdit, CompletionRef, CompletionRequest, CompletionValues, EntryHandle, Handler, McpServer,
     McpServerBuilder, PromptGet, ResourceRead, ToolCall,
 };
-pub use context::{CallContext, Principal, RequestContext};
+pub use context::{CallContext, ClientAddr, Principal, RequestContext};
 pub use error::ServerError;
 pub use factory::ServerFactory;
 pub use fleet::{CatalogNotifications, CatalogRevisions, FleetMember, FleetStatus, ListConvergence};

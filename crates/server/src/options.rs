@@ -149,6 +149,50 @@ impl HandlerOptions {
         self
     }
 
+    /// Longest URI a listen may subscribe to, in bytes; past it `-32602` (in band) before the
+    /// ack. Default 2 048 (the de facto URL limit of browsers and CDNs).
+    pub fn max_uri_bytes(mut self, bytes: usize) -> Self {
+        self.listen.budget.max_uri_bytes = bytes;
+        self
+    }
+
+    /// Bytes of URIs one listen stream may subscribe to (the router holds each for the stream's
+    /// life); past it `-32602` (in band) before the ack. Default 128 KiB (1 000 URIs of 128 B).
+    pub fn max_subscription_bytes_per_stream(mut self, bytes: usize) -> Self {
+        self.listen.budget.max_bytes_per_stream = bytes;
+        self
+    }
+
+    /// Bytes of URIs all listen streams of one authenticated principal may hold on this node;
+    /// past it 429 with `-32603` before the ack. Default 4 MiB.
+    pub fn max_subscription_bytes_per_principal(mut self, bytes: usize) -> Self {
+        self.listen.budget.max_bytes_per_principal = bytes;
+        self
+    }
+
+    /// Listen streams one client address may hold on this node when callers are anonymous (no
+    /// authenticator; IPv6 counted by /64); past it 429 with `-32603` before the ack. Behind a
+    /// proxy every client has the proxy's address: raise it, or authenticate. Default 1 000.
+    pub fn max_streams_per_address(mut self, streams: usize) -> Self {
+        self.listen.budget.max_streams_per_address = streams;
+        self
+    }
+
+    /// Whether loopback peers (a sidecar proxy, a local load test) are exempt from
+    /// [`max_streams_per_address`](Self::max_streams_per_address). Default `true`.
+    pub fn loopback_exempt_from_address_limit(mut self, exempt: bool) -> Self {
+        self.listen.budget.loopback_exempt = exempt;
+        self
+    }
+
+    /// Refuse (`-32602` in band, `data.unknownUris`) a listen subscribing to a URI that names no
+    /// resource of the catalog and matches none of its templates. Default `false`: clients may
+    /// subscribe to resources that appear later.
+    pub fn listen_uris_must_exist(mut self, required: bool) -> Self {
+        self.listen.budget.uris_must_exist = required;
+        self
+    }
+
     /// Interval of `: keepalive` comments on idle listen streams; zero disables. Default 15 s.
     pub fn keepalive(mut self, every: Duration) -> Self {
         self.listen.keepalive = every;
@@ -357,6 +401,20 @@ impl HandlerOptions {
         }
         if self.listen.max_streams == 0 || self.listen.max_uris_per_listen == 0 || self.max_streams_per_principal == 0 {
             return invalid("max_streams, max_uris_per_listen and max_streams_per_principal must be positive");
+        }
+        let budget = &self.listen.budget;
+        if [
+            budget.max_uri_bytes,
+            budget.max_bytes_per_stream,
+            budget.max_bytes_per_principal,
+            budget.max_streams_per_address,
+        ]
+        .contains(&0)
+        {
+            return invalid(
+                "max_uri_bytes, max_subscription_bytes_per_stream, max_subscription_bytes_per_principal and \
+                 max_streams_per_address must be positive",
+            );
         }
         if self.rate_per_principal.is_some_and(|r| !(r.per_second.is_finite() && r.per_second > 0.0)) {
             return invalid("rate_per_principal must be a positive, finite rate");

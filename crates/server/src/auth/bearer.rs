@@ -150,7 +150,8 @@ impl BearerAuthenticator {
             KeyError::Unavailable => TokenError::KeysUnavailable,
         })?;
         let claims = self.verified_claims(token, alg, &key)?;
-        let principal = claims::principal(&claims, self.inner.config.tenant_claim.as_deref())?;
+        let principal = claims::principal(&claims, self.inner.config.tenant_claim.as_deref())?
+            .with_issuer(self.inner.config.issuer.clone());
         // Every request is authorized on its own (AUTH-4): the scopes are checked each time.
         if !principal.has_scopes(&self.inner.config.required_scopes) {
             return Err(TokenError::InsufficientScope);

@@ -137,9 +137,14 @@ async fn accept_loop<S, Fut, B>(
     loop {
         tokio::select! {
             accepted = listener.accept() => match accepted {
-                Ok((stream, _)) => {
+                Ok((stream, peer)) => {
                     tune_socket(&stream, tuning.dead_peer_timeout);
                     let (builder, watcher, service) = (builder.clone(), graceful.watcher(), service.clone());
+                    // Every request carries its connection's peer (per-address budgets).
+                    let service = move |mut req: Request<Incoming>| {
+                        req.extensions_mut().insert(crate::context::ClientAddr(peer));
+                        service(req)
+                    };
                     connections.spawn(async move {
                         let conn = builder.serve_connection_with_upgrades(TokioIo::new(stream), service_fn(service));
                         // A connection error ends that connection only.

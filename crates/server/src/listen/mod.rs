@@ -3,6 +3,7 @@
 //! notifications, the per-stream pending set, the SSE body that writes it, and the health that
 //! decides whether streams are accepted at all.
 
+mod budget;
 mod fanout;
 mod health;
 pub(crate) mod keepalive;
@@ -16,6 +17,7 @@ pub(crate) mod supervisor;
 pub use health::BusHealthState;
 pub(crate) use stream::ListenBody;
 
+pub(crate) use budget::Opener;
 pub(crate) use fanout::Fanout;
 pub(crate) use health::BusHealth;
 pub(crate) use router::{ListenLimits, ListenRouter};

@@ -19,6 +19,7 @@ use mcp_fleet_protocol::sse::NotificationFrame;
 use mcp_fleet_protocol::{ListKind, RequestId, RpcError, SubscriptionFilter};
 use serde_json::Value;
 
+use super::budget::{BudgetLimits, ListenBudget};
 use super::stream::ListenBody;
 use super::subscription::Subscription;
 use crate::metrics::Metrics;
@@ -31,6 +32,8 @@ pub(crate) struct ListenLimits {
     pub(crate) max_uris_per_listen: usize,
     pub(crate) keepalive: Duration,
     pub(crate) max_lifetime: Option<Duration>,
+    /// URI length, subscription bytes and per-address streams (see `budget`).
+    pub(crate) budget: BudgetLimits,
 }
 
 impl Default for ListenLimits {
@@ -40,6 +43,7 @@ impl Default for ListenLimits {
             max_uris_per_listen: 1_000,
             keepalive: Duration::from_secs(15),
             max_lifetime: None,
+            budget: BudgetLimits::default(),
         }
     }
 }
@@ -94,6 +98,7 @@ struct RouterInner {
     /// until it does again (see `health`).
     deaf: AtomicBool,
     limits: ListenLimits,
+    budget: ListenBudget,
     metrics: Metrics,
 }
 
@@ -130,6 +135,7 @@ impl ListenRouter {
             closing: AtomicBool::new(false),
             deaf: AtomicBool::new(false),
             limits,
+            budget: ListenBudget::new(limits.budget, metrics.clone()),
             metrics,
         };
         ListenRouter { inner: Arc::new(inner) }
@@ -137,6 +143,11 @@ impl ListenRouter {
 
     pub(crate) fn limits(&self) -> &ListenLimits {
         &self.inner.limits
+    }
+
+    /// What a listen may hold before its ack (checked by the method, held by the stream).
+    pub(crate) fn budget(&self) -> &ListenBudget {
+        &self.inner.budget
     }
 
     /// Register a stream *before* its ack is written (LSTN-5): the returned body starts with the

@@ -14,6 +14,7 @@ use bytes::Bytes;
 use http_body::{Body, Frame, SizeHint};
 use mcp_fleet_protocol::sse;
 
+use super::budget::BudgetPermit;
 use super::router::ListenRouter;
 use super::subscription::Subscription;
 use crate::auth::StreamPermit;
@@ -26,6 +27,8 @@ pub(crate) struct ListenBody {
     done: bool,
     /// The principal's stream slot, released when the stream ends.
     _permit: Option<StreamPermit>,
+    /// Its subscription bytes or address slot (see `budget`), released when it ends.
+    _budget: Option<BudgetPermit>,
 }
 
 impl std::fmt::Debug for ListenBody {
@@ -38,12 +41,13 @@ impl ListenBody {
     pub(crate) fn new(sub: Arc<Subscription>, router: ListenRouter) -> Self {
         let mut ack = Vec::with_capacity(256);
         sse::ack_event(&mut ack, &sub.request_id, &sub.filter.to_wire());
-        ListenBody { sub, router, ack: Some(ack), done: false, _permit: None }
+        ListenBody { sub, router, ack: Some(ack), done: false, _permit: None, _budget: None }
     }
 
     /// The stream holding its principal's `permit` for as long as it lives.
-    pub(crate) fn holding(mut self, permit: Option<StreamPermit>) -> Self {
+    pub(crate) fn holding(mut self, permit: Option<StreamPermit>, budget: BudgetPermit) -> Self {
         self._permit = permit;
+        self._budget = Some(budget);
         self
     }
 

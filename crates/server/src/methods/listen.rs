@@ -6,6 +6,8 @@ use http::StatusCode;
 use mcp_fleet_protocol::{ListenSupport, RpcError, SubscriptionFilter};
 
 use super::{MethodRequest, Prepared};
+use crate::context::ClientAddr;
+use crate::listen::Opener;
 
 /// Everything listen-related is supported: the capabilities advertise all of it.
 const SUPPORT: ListenSupport = ListenSupport {
@@ -19,6 +21,16 @@ pub(super) fn open(req: &MethodRequest<'_>) -> Result<Prepared, RpcError> {
     let router = &req.shared.router;
     let filter = SubscriptionFilter::from_params(&req.params, router.limits().max_uris_per_listen)?.honoured(SUPPORT);
     let principal = req.ctx.principal.as_ref();
+    let key = principal.map(crate::Principal::limit_key);
+    let opener = match &key {
+        Some(key) => Opener::Principal(key),
+        None => Opener::Anonymous(req.ctx.parts.extensions.get::<ClientAddr>().map(|a| a.0.ip())),
+    };
+    let catalog = &req.catalog;
+    let known = |uri: &str| {
+        catalog.resources.get(uri).is_some() || catalog.templates.enabled().any(|t| t.pattern.matches(uri).is_some())
+    };
+    let budget = router.budget().admit(&filter.resource_subscriptions, opener, known)?;
     // Without an authenticator there is no one to tell apart: the node's cap is the only one.
     let permit = match principal {
         Some(p) => Some(req.shared.limits.acquire_stream(Some(&p.id)).map_err(|reached| {
@@ -30,5 +42,5 @@ pub(super) fn open(req: &MethodRequest<'_>) -> Result<Prepared, RpcError> {
     };
     let scope = principal.and_then(|p| p.scope.clone());
     let body = router.register(scope, filter, req.id.clone(), req.server.info().clone())?;
-    Ok(Prepared::Listen(body.holding(permit)))
+    Ok(Prepared::Listen(body.holding(permit, budget)))
 }
