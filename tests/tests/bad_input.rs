@@ -79,11 +79,17 @@ async fn each_bad_input_gets_its_specific_error_and_the_server_keeps_serving() {
 async fn http_level_refusals() {
     let (node, client) = node().await;
     let ok = serde_json::to_vec(&request(json!(1), "tools/list", json!({}))).unwrap();
+    // The 2026 era has no GET stream and no session to DELETE.
     let get = client.send_raw("GET", &headers("tools/list"), Vec::new()).await;
     assert_eq!(get.status(), StatusCode::METHOD_NOT_ALLOWED);
     assert_eq!(get.headers()["allow"], "POST");
-    let delete = client.send_raw("DELETE", &[], Vec::new()).await;
+    let delete = client.send_raw("DELETE", &headers("tools/list"), Vec::new()).await;
     assert_eq!(delete.status(), StatusCode::METHOD_NOT_ALLOWED);
+    // A 2025-era one without its session: 400 (2025-11-25 §Session Management).
+    let delete = client.send_raw("DELETE", &[], Vec::new()).await;
+    assert_eq!(delete.status(), StatusCode::BAD_REQUEST);
+    let put = client.send_raw("PUT", &[], Vec::new()).await;
+    assert_eq!((put.status(), put.headers()["allow"].to_str().unwrap()), (StatusCode::METHOD_NOT_ALLOWED, "POST, GET, DELETE"));
 
     let mut text = headers("tools/list");
     text[0].1 = "text/plain".into();

@@ -163,7 +163,14 @@ impl McpHandler {
             self.shared.metrics.rate_limited.inc();
             return Err(Box::new(rate_limited(wait)));
         }
-        let legacy = opts.legacy.enabled;
+        // GET and DELETE belong to the 2025 era's sessions; a request naming a 2026 version
+        // has no stream to open nor session to end.
+        let modern = parts
+            .headers
+            .get("mcp-protocol-version")
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| mcp_fleet_protocol::validate::is_modern(v.trim()));
+        let legacy = opts.legacy.enabled && !modern;
         if parts.method != Method::POST && !(legacy && matches!(parts.method, Method::GET | Method::DELETE)) {
             let allow = if legacy { "POST, GET, DELETE" } else { "POST" };
             let mut resp = http_error(StatusCode::METHOD_NOT_ALLOWED, "Only POST is allowed on the MCP endpoint");
