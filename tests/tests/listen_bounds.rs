@@ -15,7 +15,7 @@ fn listen(uris: &[String]) -> Value {
 }
 
 fn uris(n: usize, len: usize) -> Vec<String> {
-    (0..n).map(|i| format!("test://{}", format!("{i:0>width$}", width = len - 7))).collect()
+    (0..n).map(|i| format!("test://{i:0>width$}", width = len - 7)).collect()
 }
 
 /// POST a listen that must be refused (read whole: no stream was opened).

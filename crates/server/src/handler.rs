@@ -11,8 +11,8 @@ use std::sync::Arc;
 use mcp_fleet_bus::{MemoryBus, ServerEventBus};
 use tokio::sync::watch;
 
-use crate::auth::PrincipalLimits;
 use crate::auth::challenge::resource_metadata_base;
+use crate::auth::{LimitGate, PrincipalLimits};
 use crate::error::ServerError;
 use crate::factory::ServerFactory;
 use crate::fleet::{FleetStatus, FleetTiming, FleetWatch};
@@ -40,7 +40,7 @@ pub(crate) struct HandlerShared {
     pub(crate) metrics: Metrics,
     pub(crate) state_codec: StateCodec,
     /// Per-principal request rate and open-stream allowance.
-    pub(crate) limits: PrincipalLimits,
+    pub(crate) limits: LimitGate,
     /// `Bearer resource_metadata="…"`, the prefix of this endpoint's challenges, when it is a
     /// protected resource.
     pub(crate) challenge_base: Option<String>,
@@ -105,7 +105,7 @@ pub async fn create_mcp_handler(
     let legacy = Legacy::open(&options.legacy, &bus, session_streams).await?;
     factory.attach(&notifier)?;
     let health = Arc::new(BusHealth::new(options.bus_down_grace));
-    let limits = PrincipalLimits::new(options.max_streams_per_principal, options.rate_per_principal);
+    let limits = limit_gate(&options, &bus, &fleet).await;
     let challenge_base = options.protected_resource.as_ref().map(|m| resource_metadata_base(&m.metadata_url()));
     let shared = Arc::new(HandlerShared {
         factory: Box::new(factory),
@@ -136,6 +136,27 @@ pub async fn create_mcp_handler(
         tokio::spawn(keepalive::run(router, every, keepalives, stop()));
     }
     Ok(McpHandler { shared })
+}
+
+/// The per-principal limits: per replica, or fleet-wide through the bus's keyspace (per
+/// replica, with a warning, on a bus without one).
+async fn limit_gate(options: &HandlerOptions, bus: &Arc<dyn ServerEventBus>, fleet: &Arc<FleetWatch>) -> LimitGate {
+    let local = PrincipalLimits::new(options.max_streams_per_principal, options.rate_per_principal);
+    if options.limit_scope != crate::auth::LimitScope::Fleet {
+        return LimitGate::new(local, None);
+    }
+    let watch = Arc::downgrade(fleet);
+    let members: crate::auth::Members = Arc::new(move || {
+        watch.upgrade().map(|f| f.status().members.into_iter().map(|m| m.node_id).collect()).unwrap_or_default()
+    });
+    let settings = (options.max_streams_per_principal, options.rate_per_principal, crate::auth::FLEET_STREAM_LEASE);
+    match crate::auth::FleetLimits::open(bus, settings, &options.resolved_node_id(), members).await {
+        Ok(fleet) => LimitGate::new(local, Some(fleet)),
+        Err(error) => {
+            tracing::warn!(%error, "no keyspace for fleet-wide limits: per-principal limits count per replica");
+            LimitGate::new(local, None)
+        }
+    }
 }
 
 impl McpHandler {

@@ -81,6 +81,7 @@ pub use auth::TokenError;
 #[cfg(feature = "oauth")]
 pub use auth::TokenTypeCheck;
 pub use auth::{AuthError, AuthFuture, Authenticator};
+pub use auth::{FLEET_STREAM_LEASE, LimitScope};
 pub use catalog::{
     CachePolicy, CatalogEdit, CompletionRef, CompletionRequest, CompletionValues, EntryHandle, Handler, McpServer,
     McpServerBuilder, PromptGet, ResourceRead, ToolCall,

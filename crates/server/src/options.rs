@@ -9,7 +9,7 @@ use mcp_fleet_bus::ServerEventBus;
 
 #[cfg(feature = "oauth")]
 use crate::auth::BearerAuthenticator;
-use crate::auth::{Authenticator, PrincipalLimits, ProtectedResourceMetadata, Rate};
+use crate::auth::{Authenticator, LimitScope, PrincipalLimits, ProtectedResourceMetadata, Rate};
 use crate::error::ServerError;
 use crate::fleet::CatalogNotifications;
 use crate::legacy::LegacyOptions;
@@ -54,6 +54,7 @@ pub struct HandlerOptions {
     pub(crate) bearer: Option<BearerAuthenticator>,
     pub(crate) max_streams_per_principal: usize,
     pub(crate) rate_per_principal: Option<Rate>,
+    pub(crate) limit_scope: LimitScope,
     pub(crate) response_mode: ResponseMode,
     pub(crate) shutdown_deadline: Duration,
     pub(crate) request_state_keys: Vec<Vec<u8>>,
@@ -86,6 +87,7 @@ impl Default for HandlerOptions {
             bearer: None,
             max_streams_per_principal: PrincipalLimits::DEFAULT_MAX_STREAMS,
             rate_per_principal: None,
+            limit_scope: LimitScope::Replica,
             response_mode: ResponseMode::Auto,
             shutdown_deadline: Duration::from_secs(10),
             request_state_keys: Vec::new(),
@@ -277,6 +279,15 @@ impl HandlerOptions {
     /// one); past it 429 with `Retry-After`. Per replica. Default: no limit.
     pub fn rate_per_principal(mut self, rate: Option<Rate>) -> Self {
         self.rate_per_principal = rate;
+        self
+    }
+
+    /// Where [`max_streams_per_principal`](Self::max_streams_per_principal) and
+    /// [`rate_per_principal`](Self::rate_per_principal) are counted: on each replica (no round
+    /// trip; N replicas admit N times as much), or across the fleet through the bus's keyspace
+    /// (see [`LimitScope::Fleet`] for the cost). Default [`LimitScope::Replica`].
+    pub fn limit_scope(mut self, scope: LimitScope) -> Self {
+        self.limit_scope = scope;
         self
     }
 

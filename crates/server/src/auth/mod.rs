@@ -8,6 +8,8 @@
 #[cfg(feature = "oauth")]
 mod bearer;
 pub(crate) mod challenge;
+mod fleet_limits;
+mod gate;
 #[cfg(feature = "oauth")]
 mod jwks;
 mod limits;
@@ -18,8 +20,11 @@ pub use bearer::{BearerAuthenticator, BearerConfig, BearerConfigError, JwsAlgori
 #[cfg(feature = "oauth")]
 pub use jwks::JwksError;
 
+pub(crate) use fleet_limits::{FleetLimits, Members};
+pub use gate::{FLEET_STREAM_LEASE, LimitScope};
+pub(crate) use gate::{LimitGate, ReservedStream, StreamSlot, stream_quota_error};
 pub use limits::Rate;
-pub(crate) use limits::{PrincipalLimits, RetryAfter, StreamPermit};
+pub(crate) use limits::{PrincipalLimits, RetryAfter};
 pub use metadata::{MetadataError, ProtectedResourceMetadata};
 
 use std::future::Future;

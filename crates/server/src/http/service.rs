@@ -111,6 +111,20 @@ impl McpHandler {
         self.shared.metrics.legacy.requests.get_or_create(&crate::metrics::VersionLabel { version: MODERN }).inc();
         let label = method_label(&message.method);
         let sse_ok = accepts_sse(parts.headers.get(header::ACCEPT));
+        let mut parts = parts;
+        if message.method == McpMethod::SubscriptionsListen.as_str()
+            && let Some(p) = &principal
+        {
+            // Fleet-wide stream quota: reserved here, where the keyspace can be awaited.
+            match self.shared.limits.reserve_stream(&p.limit_key()).await {
+                Ok(Some(slot)) => _ = parts.extensions.insert(crate::auth::ReservedStream::holding(slot)),
+                Ok(None) => {}
+                Err(reached) => {
+                    let error = crate::auth::stream_quota_error(&self.shared.metrics, reached);
+                    return (label, error_response(Some(&id), &error));
+                }
+            }
+        }
         let ctx = RequestContext { principal, parts: Arc::new(parts) };
         let server = self.shared.factory.server(&ctx);
         let parts = ctx.parts.clone();
@@ -159,7 +173,8 @@ impl McpHandler {
             None => None,
             Some(authenticator) => Some(authenticator.authenticate(parts).await.map_err(|e| Box::new(refused(&e)))?),
         };
-        if let Err(wait) = self.shared.limits.check_request(principal.as_ref().map(|p| p.id.as_str())) {
+        let key = crate::auth::LimitGate::key(principal.as_ref(), parts);
+        if let Err(wait) = self.shared.limits.check_request(&key).await {
             self.shared.metrics.rate_limited.inc();
             return Err(Box::new(rate_limited(wait)));
         }

@@ -17,7 +17,7 @@ pub(crate) mod supervisor;
 pub use health::BusHealthState;
 pub(crate) use stream::ListenBody;
 
-pub(crate) use budget::Opener;
+pub(crate) use budget::{Opener, address_key};
 pub(crate) use fanout::Fanout;
 pub(crate) use health::BusHealth;
 pub(crate) use router::{ListenLimits, ListenRouter};

@@ -17,7 +17,7 @@ use mcp_fleet_protocol::sse;
 use super::budget::BudgetPermit;
 use super::router::ListenRouter;
 use super::subscription::Subscription;
-use crate::auth::StreamPermit;
+use crate::auth::StreamSlot;
 
 /// The body of a `subscriptions/listen` response.
 pub(crate) struct ListenBody {
@@ -26,7 +26,7 @@ pub(crate) struct ListenBody {
     ack: Option<Vec<u8>>,
     done: bool,
     /// The principal's stream slot, released when the stream ends.
-    _permit: Option<StreamPermit>,
+    _permit: Option<StreamSlot>,
     /// Its subscription bytes or address slot (see `budget`), released when it ends.
     _budget: Option<BudgetPermit>,
 }
@@ -45,7 +45,7 @@ impl ListenBody {
     }
 
     /// The stream holding its principal's `permit` for as long as it lives.
-    pub(crate) fn holding(mut self, permit: Option<StreamPermit>, budget: BudgetPermit) -> Self {
+    pub(crate) fn holding(mut self, permit: Option<StreamSlot>, budget: BudgetPermit) -> Self {
         self._permit = permit;
         self._budget = Some(budget);
         self

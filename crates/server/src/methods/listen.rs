@@ -2,10 +2,10 @@
 //! supports, take one of the principal's stream slots, and register the stream with the router
 //! before its ack is written.
 
-use http::StatusCode;
 use mcp_fleet_protocol::{ListenSupport, RpcError, SubscriptionFilter};
 
 use super::{MethodRequest, Prepared};
+use crate::auth::{ReservedStream, stream_quota_error};
 use crate::context::ClientAddr;
 use crate::listen::Opener;
 
@@ -31,14 +31,15 @@ pub(super) fn open(req: &MethodRequest<'_>) -> Result<Prepared, RpcError> {
         catalog.resources.get(uri).is_some() || catalog.templates.enabled().any(|t| t.pattern.matches(uri).is_some())
     };
     let budget = router.budget().admit(&filter.resource_subscriptions, opener, known)?;
-    // Without an authenticator there is no one to tell apart: the node's cap is the only one.
-    let permit = match principal {
-        Some(p) => Some(req.shared.limits.acquire_stream(Some(&p.id)).map_err(|reached| {
-            req.shared.metrics.listen_refused("principal_limit");
-            RpcError::internal(format!("Too many open listen streams for this principal (limit {})", reached.limit))
-                .with_status(StatusCode::TOO_MANY_REQUESTS)
-        })?),
-        None => None,
+    // Without an authenticator there is no one to tell apart: the node's cap and the address
+    // budget are the only ones. In fleet mode the service reserved the slot already.
+    let reserved = req.ctx.parts.extensions.get::<ReservedStream>().and_then(ReservedStream::take);
+    let permit = match (&key, reserved) {
+        (_, Some(slot)) => Some(slot),
+        (Some(key), None) => {
+            Some(req.shared.limits.acquire_local(key).map_err(|r| stream_quota_error(&req.shared.metrics, r))?)
+        }
+        (None, None) => None,
     };
     let scope = principal.and_then(|p| p.scope.clone());
     let body = router.register(scope, filter, req.id.clone(), req.server.info().clone())?;
