@@ -89,7 +89,10 @@ async fn http_level_refusals() {
     let delete = client.send_raw("DELETE", &[], Vec::new()).await;
     assert_eq!(delete.status(), StatusCode::BAD_REQUEST);
     let put = client.send_raw("PUT", &[], Vec::new()).await;
-    assert_eq!((put.status(), put.headers()["allow"].to_str().unwrap()), (StatusCode::METHOD_NOT_ALLOWED, "POST, GET, DELETE"));
+    assert_eq!(
+        (put.status(), put.headers()["allow"].to_str().unwrap()),
+        (StatusCode::METHOD_NOT_ALLOWED, "POST, GET, DELETE")
+    );
 
     let mut text = headers("tools/list");
     text[0].1 = "text/plain".into();
