@@ -1,12 +1,12 @@
 //! The demo catalog the node serves: a few tools, resources and prompts that show the
 //! framework's features. Real deployments embed `mcp-fleet-server` with their own catalog.
 
-use mcp_fleet_server::McpServer;
 use mcp_fleet_server::types::{
     CallToolResult, Content, GetPromptResult, Prompt, PromptArgument, PromptMessage, Resource, ResourceContents,
     ResourceTemplate, Role, Tool,
 };
-use serde_json::{Value, json};
+use mcp_fleet_server::{InputRequired, McpServer, Outcome};
+use serde_json::{Map, Value, json};
 
 /// Build the demo server.
 pub(crate) fn demo_server() -> McpServer {
@@ -49,6 +49,14 @@ pub(crate) fn demo_server() -> McpServer {
         }
         Ok(CallToolResult::text("counted to 5"))
     });
+    server.tool(
+        Tool::new("confirm", "Asks the user to confirm an action").input_schema(json!({
+            "type": "object",
+            "properties": {"action": {"type": "string", "description": "What to confirm"}},
+            "required": ["action"]
+        })),
+        |call| async move { Ok(confirm(&call.arguments, call.ctx.input_responses.as_ref())) },
+    );
     server.resource(
         Resource::new("fleet://status", "status", "Status of this node", "application/json"),
         |read| async move {
@@ -83,4 +91,47 @@ pub(crate) fn demo_server() -> McpServer {
         })
     });
     server
+}
+
+/// `confirm`: the first round asks the user (an elicitation, which a 2026 client answers
+/// with `inputResponses` on its retry and a 2025 client as a server-to-client request); the
+/// retry reads the answer. Everything the retry needs is in its own arguments, so the round
+/// trip may span replicas.
+fn confirm(arguments: &Map<String, Value>, answers: Option<&Value>) -> Outcome<CallToolResult> {
+    let action = arguments.get("action").and_then(Value::as_str).unwrap_or("the action");
+    let Some(answer) = answers.and_then(|a| a.get("confirm")) else {
+        let params = json!({
+            "message": format!("Confirm: {action}?"),
+            "requestedSchema": {
+                "type": "object",
+                "properties": {"confirmed": {"type": "boolean", "description": "Go ahead"}},
+                "required": ["confirmed"]
+            }
+        });
+        return Outcome::InputRequired(InputRequired::new().request("confirm", "elicitation/create", params));
+    };
+    let accepted = answer.get("action").and_then(Value::as_str) == Some("accept");
+    let confirmed = answer.pointer("/content/confirmed").and_then(Value::as_bool) == Some(true);
+    let verdict = if accepted && confirmed { "Confirmed" } else { "Not confirmed" };
+    CallToolResult::text(format!("{verdict}: {action}")).into()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn confirm_asks_first_then_reads_the_answer() {
+        let args = json!({"action": "deploy"}).as_object().cloned().unwrap();
+        let Outcome::InputRequired(asked) = confirm(&args, None) else { panic!("round 1 asks") };
+        assert_eq!(asked.input_requests["confirm"]["method"], "elicitation/create");
+        assert_eq!(asked.input_requests["confirm"]["params"]["message"], "Confirm: deploy?");
+        let text = |answers: Value| match confirm(&args, Some(&answers)) {
+            Outcome::Complete(result) => serde_json::to_value(&result.content).unwrap()[0]["text"].clone(),
+            Outcome::InputRequired(_) => panic!("an answer completes"),
+        };
+        let yes = json!({"confirm": {"action": "accept", "content": {"confirmed": true}}});
+        assert_eq!(text(yes), "Confirmed: deploy");
+        assert_eq!(text(json!({"confirm": {"action": "decline"}})), "Not confirmed: deploy");
+    }
 }

@@ -8,13 +8,12 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use common::{Node, free_addr};
-use mcp_fleet_tests::cluster::{Broker, EVENT_META, broker_or_skip, unique_name};
+use common::{LoadBalancer, Node, private_bus};
+use mcp_fleet_tests::cluster::{Broker, EVENT_META, unique_name};
 use mcp_fleet_tests::faults::procs::TempDir;
 use mcp_fleet_tests::{ListenStream, McpClient, eventually};
 use serde_json::{Value, json};
@@ -60,12 +59,7 @@ impl CatalogFleet {
 
     /// The same on `broker`.
     async fn start_on(broker: Broker, count: usize, extra: &[&str]) -> Option<CatalogFleet> {
-        let url = broker_or_skip(broker).await?;
-        let unique = unique_name().replace('-', "_");
-        let bus = match broker {
-            Broker::Redis => format!("{url}/0?stream=mcp-fleet-test:{unique}"),
-            Broker::Nats => format!("{url}?stream=MCP_FLEET_TEST_{unique}&prefix=mcp-fleet-test.{unique}"),
-        };
+        let bus = private_bus(broker).await?;
         let mut fleet = CatalogFleet { dir: TempDir::new("catalog-fleet"), bus, nodes: Vec::new() };
         for _ in 0..count {
             fleet.add_node(V1, extra).await;
@@ -208,47 +202,6 @@ impl Heard {
 impl Drop for Heard {
     fn drop(&mut self) {
         self.reader.abort();
-    }
-}
-
-/// HAProxy with `deploy/local/haproxy.cfg` in front of three nodes; killed on drop.
-struct LoadBalancer {
-    child: Child,
-    url: String,
-}
-
-impl LoadBalancer {
-    /// `None` when haproxy is not installed (a failure under `MCP_FLEET_REQUIRE_BROKERS`).
-    async fn start(nodes: [&Node; 3], dir: &Path) -> Option<LoadBalancer> {
-        if Command::new("haproxy").arg("-v").stdout(Stdio::null()).status().is_err() {
-            // CI installs it and requires it, like the brokers.
-            assert!(std::env::var_os("MCP_FLEET_REQUIRE_BROKERS").is_none(), "haproxy is not installed");
-            eprintln!("haproxy is not installed: the load-balanced part is skipped");
-            return None;
-        }
-        let bind = free_addr();
-        let config = concat!(env!("CARGO_MANIFEST_DIR"), "/../../deploy/local/haproxy.cfg");
-        let mut command = Command::new("haproxy");
-        command.arg("-f").arg(config).env("LB_BIND", bind.to_string());
-        for (i, node) in nodes.iter().enumerate() {
-            command.env(format!("NODE{}", i + 1), node.mcp.to_string());
-            command.env(format!("ADMIN{}_PORT", i + 1), node.admin.port().to_string());
-        }
-        let log = std::fs::File::create(dir.join("haproxy.log")).expect("haproxy log");
-        let child = command.stdout(Stdio::null()).stderr(log).spawn().expect("start haproxy");
-        let lb = LoadBalancer { child, url: format!("http://{bind}/mcp") };
-        eventually("haproxy forwards to the fleet", Duration::from_secs(10), async || {
-            tokio::net::TcpStream::connect(bind).await.is_ok()
-        })
-        .await;
-        Some(lb)
-    }
-}
-
-impl Drop for LoadBalancer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 

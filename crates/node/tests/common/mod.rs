@@ -1,5 +1,6 @@
 //! The `mcp-fleet` binary under test: started with free ports, probed and queried on its admin
-//! port, stopped with SIGTERM or SIGKILL, killed on drop. Shared by the node's test files.
+//! port, stopped with SIGTERM or SIGKILL, killed on drop; a private stream of a real broker for
+//! a fleet of them, and HAProxy in front of three. Shared by the node's test files.
 
 #![allow(dead_code)] // each test file uses its own part of it
 
@@ -9,6 +10,8 @@ use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use http_body_util::BodyExt;
+use mcp_fleet_tests::cluster::{Broker, broker_or_skip, unique_name};
+use mcp_fleet_tests::eventually;
 use tokio::time::Instant;
 
 /// A running `mcp-fleet` process, killed on drop.
@@ -137,4 +140,71 @@ impl Drop for Node {
 /// A free local port (bound then released: good enough for tests on one machine).
 pub(crate) fn free_addr() -> SocketAddr {
     std::net::TcpListener::bind("127.0.0.1:0").expect("bind").local_addr().expect("addr")
+}
+
+/// A `--bus` URL on `broker` that no other test uses (a fresh Redis stream key, or a fresh
+/// JetStream stream and subject prefix); `None` (after printing the skip) when the broker is
+/// unreachable, a failure under `MCP_FLEET_REQUIRE_BROKERS`.
+pub(crate) async fn private_bus(broker: Broker) -> Option<String> {
+    let url = broker_or_skip(broker).await?;
+    let unique = unique_name().replace('-', "_");
+    Some(match broker {
+        Broker::Redis => format!("{url}/0?stream=mcp-fleet-test:{unique}"),
+        Broker::Nats => format!("{url}?stream=MCP_FLEET_TEST_{unique}&prefix=mcp-fleet-test.{unique}"),
+    })
+}
+
+/// HAProxy with `deploy/local/haproxy.cfg` in front of three nodes; killed on drop.
+pub(crate) struct LoadBalancer {
+    child: Child,
+    /// Its MCP endpoint.
+    pub(crate) url: String,
+    /// HAProxy's own log (server state changes).
+    log: std::path::PathBuf,
+}
+
+impl LoadBalancer {
+    /// `None` when haproxy is not installed (a failure under `MCP_FLEET_REQUIRE_BROKERS`).
+    pub(crate) async fn start(nodes: [&Node; 3], dir: &Path) -> Option<LoadBalancer> {
+        if Command::new("haproxy").arg("-v").stdout(Stdio::null()).status().is_err() {
+            // CI installs it and requires it, like the brokers.
+            assert!(std::env::var_os("MCP_FLEET_REQUIRE_BROKERS").is_none(), "haproxy is not installed");
+            eprintln!("haproxy is not installed: the load-balanced part is skipped");
+            return None;
+        }
+        let bind = free_addr();
+        let config = concat!(env!("CARGO_MANIFEST_DIR"), "/../../deploy/local/haproxy.cfg");
+        let mut command = Command::new("haproxy");
+        command.arg("-f").arg(config).env("LB_BIND", bind.to_string());
+        for (i, node) in nodes.iter().enumerate() {
+            command.env(format!("NODE{}", i + 1), node.mcp.to_string());
+            command.env(format!("ADMIN{}_PORT", i + 1), node.admin.port().to_string());
+        }
+        let log = dir.join("haproxy.log");
+        let stderr = std::fs::File::create(&log).expect("haproxy log");
+        let child = command.stdout(Stdio::null()).stderr(stderr).spawn().expect("start haproxy");
+        let lb = LoadBalancer { child, url: format!("http://{bind}/mcp"), log };
+        eventually("haproxy forwards to the fleet", Duration::from_secs(10), async || {
+            tokio::net::TcpStream::connect(bind).await.is_ok()
+        })
+        .await;
+        Some(lb)
+    }
+
+    /// Wait (up to `within`) until HAProxy's health checks have taken the `i`th node (0-based,
+    /// `node{i+1}` in the config) out of the rotation.
+    pub(crate) async fn await_down(&self, i: usize, within: Duration) {
+        let said = format!("Server fleet/node{} is DOWN", i + 1);
+        eventually("haproxy marks the node down", within, async || {
+            std::fs::read_to_string(&self.log).is_ok_and(|log| log.contains(&said))
+        })
+        .await;
+    }
+}
+
+impl Drop for LoadBalancer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
 }
