@@ -16,6 +16,8 @@ pub struct SubscriptionFilter {
     pub resources_list_changed: bool,
     /// `notifications/resources/updated` for exactly these URIs (deduplicated, in order).
     pub resource_subscriptions: Vec<String>,
+    /// `notifications/tasks` for these task ids (the tasks extension; deduplicated, in order).
+    pub task_ids: Vec<String>,
 }
 
 /// Which listen features the server supports (from its advertised capabilities).
@@ -29,11 +31,13 @@ pub struct ListenSupport {
     pub resources_list_changed: bool,
     /// `resources.subscribe` advertised.
     pub resource_subscribe: bool,
+    /// The `io.modelcontextprotocol/tasks` extension advertised (`taskIds`).
+    pub tasks: bool,
 }
 
 impl SubscriptionFilter {
     /// Parse `params.notifications` (LSTN-2). Missing or ill-typed → in-band `-32602`;
-    /// more than `max_uris` resource subscriptions → in-band `-32602`.
+    /// more than `max_uris` resource subscriptions (or task ids) → in-band `-32602`.
     pub fn from_params(params: &Map<String, Value>, max_uris: usize) -> Result<SubscriptionFilter, RpcError> {
         let invalid = |m: String| RpcError::invalid_params(m).in_band();
         let notifications = match params.get("notifications") {
@@ -48,38 +52,13 @@ impl SubscriptionFilter {
                 Some(_) => Err(invalid(format!("params.notifications.{key} must be a boolean"))),
             }
         };
-        let mut filter = SubscriptionFilter {
+        Ok(SubscriptionFilter {
             tools_list_changed: flag("toolsListChanged")?,
             prompts_list_changed: flag("promptsListChanged")?,
             resources_list_changed: flag("resourcesListChanged")?,
-            resource_subscriptions: Vec::new(),
-        };
-        match notifications.get("resourceSubscriptions") {
-            None | Some(Value::Null) => {}
-            Some(Value::Array(uris)) => {
-                if uris.len() > max_uris {
-                    return Err(invalid(format!(
-                        "params.notifications.resourceSubscriptions lists {} URIs; the limit is {max_uris}",
-                        uris.len()
-                    )));
-                }
-                let mut seen = std::collections::HashSet::with_capacity(uris.len());
-                for uri in uris {
-                    let Value::String(uri) = uri else {
-                        return Err(invalid(
-                            "params.notifications.resourceSubscriptions must be an array of strings".into(),
-                        ));
-                    };
-                    if seen.insert(uri.as_str()) {
-                        filter.resource_subscriptions.push(uri.clone());
-                    }
-                }
-            }
-            Some(_) => {
-                return Err(invalid("params.notifications.resourceSubscriptions must be an array of strings".into()));
-            }
-        }
-        Ok(filter)
+            resource_subscriptions: strings(notifications, ("resourceSubscriptions", "URIs"), max_uris)?,
+            task_ids: strings(notifications, ("taskIds", "task ids"), max_uris)?,
+        })
     }
 
     /// The honoured subset (LSTN-4): only what was asked for and what the server supports.
@@ -93,6 +72,7 @@ impl SubscriptionFilter {
             } else {
                 Vec::new()
             },
+            task_ids: if support.tasks { self.task_ids.clone() } else { Vec::new() },
         }
     }
 
@@ -102,6 +82,7 @@ impl SubscriptionFilter {
             && !self.prompts_list_changed
             && !self.resources_list_changed
             && self.resource_subscriptions.is_empty()
+            && self.task_ids.is_empty()
     }
 
     /// The wire form used in the acknowledgement: only true flags and non-empty URI lists.
@@ -119,8 +100,36 @@ impl SubscriptionFilter {
         if !self.resource_subscriptions.is_empty() {
             out.insert("resourceSubscriptions".into(), json!(self.resource_subscriptions));
         }
+        if !self.task_ids.is_empty() {
+            out.insert("taskIds".into(), json!(self.task_ids));
+        }
         Value::Object(out)
     }
+}
+
+/// `params.notifications[key]`: absent, or an array of at most `max` strings (deduplicated, in
+/// order); anything else is an in-band `-32602` (counting `what`).
+fn strings(notifications: &Map<String, Value>, (key, what): (&str, &str), max: usize) -> Result<Vec<String>, RpcError> {
+    let invalid = |m: String| RpcError::invalid_params(m).in_band();
+    let items = match notifications.get(key) {
+        None | Some(Value::Null) => return Ok(Vec::new()),
+        Some(Value::Array(items)) => items,
+        Some(_) => return Err(invalid(format!("params.notifications.{key} must be an array of strings"))),
+    };
+    if items.len() > max {
+        return Err(invalid(format!("params.notifications.{key} lists {} {what}; the limit is {max}", items.len())));
+    }
+    let mut seen = std::collections::HashSet::with_capacity(items.len());
+    let mut out = Vec::with_capacity(items.len());
+    for item in items {
+        let Value::String(item) = item else {
+            return Err(invalid(format!("params.notifications.{key} must be an array of strings")));
+        };
+        if seen.insert(item.as_str()) {
+            out.push(item.clone());
+        }
+    }
+    Ok(out)
 }
 
 #[cfg(test)]
@@ -148,6 +157,8 @@ mod tests {
             json!({"notifications":{"resourceSubscriptions":"a"}}),
             json!({"notifications":{"resourceSubscriptions":[1]}}),
             json!({"notifications":{"resourceSubscriptions":["a","b","c","d"]}}),
+            json!({"notifications":{"taskIds":"t1"}}),
+            json!({"notifications":{"taskIds":["a","b","c","d"]}}),
         ] {
             let err = parse(bad.clone()).unwrap_err();
             assert_eq!(err.code, crate::ErrorCode::InvalidParams, "{bad}");
@@ -168,11 +179,22 @@ mod tests {
             prompts_list_changed: true,
             resources_list_changed: true,
             resource_subscribe: true,
+            tasks: true,
         };
         assert_eq!(
             f.honoured(all).to_wire(),
             json!({"toolsListChanged":true,"promptsListChanged":true,"resourceSubscriptions":["u"]})
         );
         assert_eq!(SubscriptionFilter::default().to_wire(), json!({}));
+    }
+
+    #[test]
+    fn task_ids_are_honoured_only_with_the_extension() {
+        let f = parse(json!({"notifications":{"taskIds":["t1","t2","t1"]}})).unwrap();
+        assert_eq!(f.task_ids, vec!["t1", "t2"]);
+        assert!(!f.is_empty());
+        assert_eq!(f.honoured(ListenSupport::default()).to_wire(), json!({}));
+        let tasks = ListenSupport { tasks: true, ..Default::default() };
+        assert_eq!(f.honoured(tasks).to_wire(), json!({"taskIds": ["t1", "t2"]}));
     }
 }

@@ -16,6 +16,7 @@
 //! - [`schema`]: a small top-level check of tool arguments.
 //! - [`sse`]: SSE frame encoding (once per event) and an incremental decoder.
 //! - [`state`]: signed MRTR `requestState`.
+//! - [`tasks`]: the tasks extension's vocabulary (statuses, capability, timestamps).
 //! - [`types`]: result wire types and result stamping.
 //!
 //! ```
@@ -41,6 +42,7 @@ pub mod methods;
 pub mod schema;
 pub mod sse;
 pub mod state;
+pub mod tasks;
 pub mod types;
 pub mod validate;
 

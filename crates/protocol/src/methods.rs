@@ -25,11 +25,17 @@ pub enum Method {
     CompletionComplete,
     /// `subscriptions/listen`.
     SubscriptionsListen,
+    /// `tasks/get` (the `io.modelcontextprotocol/tasks` extension, see [`crate::tasks`]).
+    TasksGet,
+    /// `tasks/update` (the tasks extension).
+    TasksUpdate,
+    /// `tasks/cancel` (the tasks extension).
+    TasksCancel,
 }
 
 impl Method {
     /// Every method, in a fixed order.
-    pub const ALL: [Method; 10] = [
+    pub const ALL: [Method; 13] = [
         Method::Discover,
         Method::ToolsList,
         Method::ToolsCall,
@@ -40,6 +46,9 @@ impl Method {
         Method::PromptsGet,
         Method::CompletionComplete,
         Method::SubscriptionsListen,
+        Method::TasksGet,
+        Method::TasksUpdate,
+        Method::TasksCancel,
     ];
 
     /// The wire name.
@@ -55,6 +64,9 @@ impl Method {
             Method::PromptsGet => "prompts/get",
             Method::CompletionComplete => "completion/complete",
             Method::SubscriptionsListen => "subscriptions/listen",
+            Method::TasksGet => "tasks/get",
+            Method::TasksUpdate => "tasks/update",
+            Method::TasksCancel => "tasks/cancel",
         }
     }
 

@@ -6,7 +6,7 @@
 //! serialized once per event as a [`NotificationFrame`]: everything but the listen stream's
 //! subscription id, which each stream splices in when it writes.
 
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 
 use crate::envelope::{FLEET_EVENT_KEY, SERVER_INFO_KEY, SUBSCRIPTION_ID_KEY};
 use crate::jsonrpc::{RequestId, value_bytes};
@@ -47,24 +47,38 @@ impl NotificationFrame {
     /// Build the frame for `method`, with `uri` for `resources/updated`, and the fleet event
     /// metadata (version, publish time) under the project `_meta` key.
     pub fn new(method: &str, uri: Option<&str>, event_meta: &Value) -> NotificationFrame {
+        let mut params = Map::new();
+        if let Some(uri) = uri {
+            params.insert("uri".into(), json!(uri));
+        }
+        NotificationFrame::with_params(method, &params, Some(event_meta))
+    }
+
+    /// Build the frame for `method` with these `params` members (a `_meta` among them is
+    /// left out: the frame's own `_meta` carries the subscription id, and the fleet event
+    /// metadata when given) — `notifications/tasks`, whose params are the whole task.
+    pub fn with_params(method: &str, params: &Map<String, Value>, event_meta: Option<&Value>) -> NotificationFrame {
         let mut head = Vec::with_capacity(128);
         head.extend_from_slice(EVENT_PREFIX);
         head.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"method\":");
         push_json(&mut head, &json!(method));
         head.extend_from_slice(b",\"params\":{");
-        if let Some(uri) = uri {
-            head.extend_from_slice(b"\"uri\":");
-            push_json(&mut head, &json!(uri));
+        for (key, value) in params.iter().filter(|(k, _)| k.as_str() != "_meta") {
+            push_json(&mut head, &json!(key));
+            head.push(b':');
+            push_json(&mut head, value);
             head.push(b',');
         }
         head.extend_from_slice(b"\"_meta\":{");
         push_json(&mut head, &json!(SUBSCRIPTION_ID_KEY));
         head.push(b':');
         let mut tail = Vec::with_capacity(64);
-        tail.push(b',');
-        push_json(&mut tail, &json!(FLEET_EVENT_KEY));
-        tail.push(b':');
-        push_json(&mut tail, event_meta);
+        if let Some(event_meta) = event_meta {
+            tail.push(b',');
+            push_json(&mut tail, &json!(FLEET_EVENT_KEY));
+            tail.push(b':');
+            push_json(&mut tail, event_meta);
+        }
         tail.extend_from_slice(b"}}}");
         tail.extend_from_slice(EVENT_SUFFIX);
         NotificationFrame { head: head.into(), tail: tail.into() }
@@ -180,6 +194,21 @@ mod tests {
         assert_eq!(v["params"]["uri"], "a://b");
         assert_eq!(v["params"]["_meta"][SUBSCRIPTION_ID_KEY], 42);
         assert_eq!(v["params"]["_meta"][FLEET_EVENT_KEY]["version"], 7);
+    }
+
+    #[test]
+    fn a_frame_with_params_carries_them_and_its_own_meta_only() {
+        let params = json!({"taskId": "t1", "status": "completed", "result": {"content": []}, "_meta": {"x": 1}});
+        let frame = NotificationFrame::with_params("notifications/tasks", params.as_object().unwrap(), None);
+        let mut buf = Vec::new();
+        frame.write(&mut buf, b"\"s\"");
+        let text = String::from_utf8(buf).unwrap();
+        let data = text.strip_prefix("event: message\ndata: ").unwrap().strip_suffix("\n\n").unwrap();
+        let v: Value = serde_json::from_str(data).unwrap();
+        assert_eq!(v["method"], "notifications/tasks");
+        assert_eq!(v["params"]["taskId"], "t1");
+        assert_eq!(v["params"]["result"], json!({"content": []}));
+        assert_eq!(v["params"]["_meta"], json!({SUBSCRIPTION_ID_KEY: "s"}));
     }
 
     #[test]

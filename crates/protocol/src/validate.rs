@@ -110,11 +110,15 @@ pub fn is_modern(version: &str) -> bool {
     version >= FIRST_MODERN_VERSION
 }
 
-/// The body value `Mcp-Name` must mirror, for the three methods that carry one.
+/// The body value `Mcp-Name` must mirror, for the methods that carry one: the name or URI of
+/// the three core ones, and the task id of `tasks/get`, `tasks/update` and `tasks/cancel` (the
+/// tasks extension: "the client MUST set the `Mcp-Name` header to the value of
+/// `params.taskId`", so balancers can route on it).
 pub fn named_target(message: &Message) -> Option<&str> {
     let key = match message.method.as_str() {
         "tools/call" | "prompts/get" => "name",
         "resources/read" => "uri",
+        "tasks/get" | "tasks/update" | "tasks/cancel" => "taskId",
         _ => return None,
     };
     message.params.get(key).and_then(Value::as_str)

@@ -116,6 +116,19 @@ fn name_header_required_for_named_methods() {
 }
 
 #[test]
+fn task_methods_name_their_task_in_mcp_name() {
+    for method in ["tasks/get", "tasks/update", "tasks/cancel"] {
+        let b = body(json!(1), method, "2026-07-28", json!({"taskId": "t-1"}));
+        assert_eq!(code_of(validate_message(&std_headers(method), &b, SUPPORTED)).0, ErrorCode::HeaderMismatch);
+        let mut h = std_headers(method);
+        h.insert("mcp-name", "t-2".parse().unwrap());
+        assert_eq!(code_of(validate_message(&h, &b, SUPPORTED)).0, ErrorCode::HeaderMismatch, "{method}");
+        h.insert("mcp-name", " t-1 ".parse().unwrap());
+        assert!(validate_message(&h, &b, SUPPORTED).is_ok(), "{method}");
+    }
+}
+
+#[test]
 fn notifications_pass_without_headers() {
     let b = serde_json::to_vec(&json!({"jsonrpc":"2.0","method":"notifications/cancelled","params":{}})).unwrap();
     let h = headers(&[("mcp-protocol-version", "2026-07-28")]);
