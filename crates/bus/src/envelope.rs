@@ -53,6 +53,12 @@ pub enum EventKind {
     /// change: listen streams never see it, and [`EventKind::ALL`] does not list it.
     #[serde(rename = "session")]
     SessionChanged,
+    /// A task of the tasks extension changed in the fleet's task store (the envelope's URI
+    /// field carries the task id): nodes whose listen streams follow it read it and notify them;
+    /// the node running it reads it too (an answer arrived, or it was cancelled). Not a catalog
+    /// change: [`EventKind::ALL`] does not list it. Nodes that predate it count it undecodable.
+    #[serde(rename = "task")]
+    TaskChanged,
 }
 
 /// What happened to a 2025-era session ([`EventKind::SessionChanged`]).
@@ -100,6 +106,7 @@ impl EventKind {
             EventKind::ResourcesListChanged => "resources",
             EventKind::ResourceUpdated => "resource",
             EventKind::SessionChanged => "session",
+            EventKind::TaskChanged => "task",
         }
     }
 
@@ -137,6 +144,11 @@ impl Change {
     pub fn session(session: impl Into<String>, op: SessionOp, uri: Option<String>) -> Change {
         let session = Some(SessionEvent { session: session.into(), op });
         Change { scope: None, kind: EventKind::SessionChanged, uri, session }
+    }
+
+    /// The record of task `task` changed (see [`EventKind::TaskChanged`]).
+    pub fn task(task: impl Into<String>) -> Change {
+        Change { scope: None, kind: EventKind::TaskChanged, uri: Some(task.into()), session: None }
     }
 
     /// The same change restricted to one scope.
@@ -192,8 +204,8 @@ pub enum DecodeError {
     /// Not JSON of the envelope's shape (or an unknown kind).
     #[error("undecodable event envelope: {0}")]
     Malformed(#[from] serde_json::Error),
-    /// A resource update without a URI.
-    #[error("resource update event without a uri")]
+    /// A resource update (or a task change) without its URI (task id).
+    #[error("resource update or task event without a uri")]
     MissingUri,
     /// A session event without its session change.
     #[error("session event without its session change")]
@@ -235,7 +247,7 @@ impl EventEnvelope {
     /// Decode wire bytes (any known format; unknown fields are ignored).
     pub fn decode(bytes: &[u8]) -> Result<EventEnvelope, DecodeError> {
         let env: EventEnvelope = serde_json::from_slice(bytes)?;
-        if env.kind == EventKind::ResourceUpdated && env.uri.is_none() {
+        if matches!(env.kind, EventKind::ResourceUpdated | EventKind::TaskChanged) && env.uri.is_none() {
             return Err(DecodeError::MissingUri);
         }
         if env.kind == EventKind::SessionChanged && env.session.is_none() {
@@ -315,6 +327,18 @@ mod tests {
             Err(DecodeError::MissingSession)
         ));
         assert_eq!(EventKind::parse("session"), None, "not a kind a publisher announces");
+    }
+
+    #[test]
+    fn task_events_round_trip_and_need_their_task() {
+        let e = EventEnvelope::new(Change::task("t1"), "node-1");
+        assert_eq!(EventEnvelope::decode(&e.encode()).unwrap(), e);
+        assert_eq!(e.uri.as_deref(), Some("t1"));
+        assert!(matches!(
+            EventEnvelope::decode(br#"{"f":1,"k":"task","i":"x","o":"n","t":1}"#),
+            Err(DecodeError::MissingUri)
+        ));
+        assert_eq!(EventKind::parse("task"), None, "not a kind a publisher announces");
     }
 
     #[test]
