@@ -14,14 +14,24 @@
 //! // Then: HandlerOptions::default().bus(bus)
 //! # });
 //! ```
+//!
+//! A URL may carry credentials (`rediss://:password@…`, `nats://…?token=…`): nothing here logs
+//! it as given, and every error coming back is scrubbed of its secrets (see
+//! [`mcp_fleet_bus::redact`]) whatever the backend put in its message.
 
 use std::sync::Arc;
 use std::time::Duration;
 
+use mcp_fleet_bus::redact::{redact_url, scrub, url_secrets};
 use mcp_fleet_bus::{Backoff, BusError, MemoryBus, ServerEventBus};
 
-/// Connect the bus named by `url`, publishing as `node_id`.
+/// Connect the bus named by `url`, publishing as `node_id`. An error never quotes the URL's
+/// secrets.
 pub async fn connect(url: &str, node_id: &str) -> Result<Arc<dyn ServerEventBus>, BusError> {
+    connect_unscrubbed(url, node_id).await.map_err(|e| without_secrets(e, url))
+}
+
+async fn connect_unscrubbed(url: &str, node_id: &str) -> Result<Arc<dyn ServerEventBus>, BusError> {
     let scheme = url.split_once("://").map(|(s, _)| s).unwrap_or(url);
     match scheme {
         "memory" => Ok(Arc::new(MemoryBus::new().as_node(node_id))),
@@ -55,11 +65,22 @@ pub async fn connect_patiently(
                 if tokio::time::Instant::now() + backoff.peek() < deadline =>
             {
                 let delay = backoff.next_delay();
-                tracing::warn!(%url, error = %err, retry_in = ?delay, "event bus unreachable; retrying");
+                tracing::warn!(url = %redact_url(url), error = %err, retry_in = ?delay, "event bus unreachable; retrying");
                 tokio::time::sleep(delay).await;
             }
             other => return other,
         }
+    }
+}
+
+/// `err` with the secrets of `url` removed from its message.
+fn without_secrets(err: BusError, url: &str) -> BusError {
+    let secrets = url_secrets(url);
+    match err {
+        BusError::Unavailable(m) => BusError::Unavailable(scrub(&m, &secrets)),
+        BusError::Config(m) => BusError::Config(scrub(&m, &secrets)),
+        BusError::Backend(m) => BusError::Backend(scrub(&m, &secrets)),
+        timeout @ BusError::Timeout(_) => timeout,
     }
 }
 
@@ -79,6 +100,21 @@ mod tests {
         let started = tokio::time::Instant::now();
         assert!(matches!(connect_patiently("kafka://x", "n", Duration::from_secs(5)).await, Err(BusError::Config(_))));
         assert!(started.elapsed() < Duration::from_millis(100));
+    }
+
+    #[cfg(all(feature = "redis", feature = "nats"))]
+    #[tokio::test]
+    async fn errors_never_quote_the_secrets_of_the_url() {
+        for url in [
+            "redis+sentinel://u:SECRET-1@s1:26379/m?sentinel_pasword=SECRET-2",
+            "nats://u:SECRET-3@a:4222,b:SECRET-4@bad:port:99",
+            "kafka://u:SECRET-5@x",
+            "redis://u:SECRET-6@127.0.0.1:1/0",
+        ] {
+            let err = connect(url, "n").await.err().map(|e| e.to_string()).unwrap_or_default();
+            assert!(!err.is_empty(), "{url} fails");
+            assert!(!err.contains("SECRET"), "{url}: {err}");
+        }
     }
 
     #[tokio::test]

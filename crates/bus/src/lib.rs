@@ -13,6 +13,8 @@
 //! - [`dedupe`]: [`DedupeWindow`], which makes duplicates harmless.
 //! - [`status`]: [`StatusCell`], the consumer state backends share with their tasks.
 //! - [`backoff`]: [`Backoff`], the delays of every retry loop.
+//! - [`redact`]: secrets out of bus URLs and whatever prints them ([`redact_url`](redact::redact_url),
+//!   [`SecretUrl`](redact::SecretUrl), [`Redacted`](redact::Redacted)).
 //!
 //! ```
 //! use mcp_fleet_bus::{Change, EventKind, MemoryBus, ServerEventBus};
@@ -32,6 +34,7 @@ pub mod dedupe;
 pub mod envelope;
 pub mod keyspace;
 pub mod memory;
+pub mod redact;
 pub mod status;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
