@@ -14,6 +14,7 @@ use mcp_fleet_server::types::{CallToolResult, Content, GetPromptResult, PromptMe
 use mcp_fleet_server::{CatalogEdit, ListKind, McpServer, PromptGet, ResourceRead, RpcError, ServerError, ToolCall};
 
 use crate::catalog::{Catalog, PromptEntry, ResourceEntry, ResourceSource, TemplateEntry, ToolAnswer, ToolEntry};
+use crate::confine::FilesRoot;
 use crate::error::CatalogError;
 use crate::http_tool;
 
@@ -95,8 +96,11 @@ impl fmt::Display for Applied {
 /// # }).unwrap();
 /// ```
 pub async fn apply(server: &McpServer, catalog: &Catalog) -> Result<Applied, CatalogError> {
-    let has_http = catalog.tools.iter().any(|t| matches!(t.answer, ToolAnswer::Http(_)));
-    let client = if has_http { Some(http_tool::client()?) } else { None };
+    let targets = catalog.tools.iter().filter_map(|t| match &t.answer {
+        ToolAnswer::Http(target) => Some(target.as_ref()),
+        ToolAnswer::Text(_) => None,
+    });
+    let clients = http_tool::Clients::for_targets(targets)?;
     server
         .batch(|edit| {
             let applied = changes(edit, catalog);
@@ -105,7 +109,7 @@ pub async fn apply(server: &McpServer, catalog: &Catalog) -> Result<Applied, Cat
                     edit.remove(kind, &key);
                 }
             }
-            add_all(edit, catalog, client.as_ref())?;
+            add_all(edit, catalog, &clients)?;
             Ok(applied)
         })
         .await
@@ -126,9 +130,13 @@ fn changes(edit: &CatalogEdit<'_>, catalog: &Catalog) -> Applied {
     }
 }
 
-fn add_all(edit: &mut CatalogEdit<'_>, catalog: &Catalog, client: Option<&reqwest::Client>) -> Result<(), ServerError> {
+fn add_all(edit: &mut CatalogEdit<'_>, catalog: &Catalog, clients: &http_tool::Clients) -> Result<(), ServerError> {
     for tool in &catalog.tools {
-        add_tool(edit, tool, client)?;
+        add_tool(edit, tool, clients)?;
+        if !tool.required_scopes.is_empty() {
+            // Re-adding a tool resets its scopes: set them after every add.
+            edit.require_scopes(&tool.def.name, tool.required_scopes.iter().cloned());
+        }
     }
     for resource in &catalog.resources {
         add_resource(edit, resource);
@@ -142,11 +150,11 @@ fn add_all(edit: &mut CatalogEdit<'_>, catalog: &Catalog, client: Option<&reqwes
     Ok(())
 }
 
-fn add_tool(
-    edit: &mut CatalogEdit<'_>,
-    entry: &ToolEntry,
-    client: Option<&reqwest::Client>,
-) -> Result<(), ServerError> {
+fn add_tool(edit: &mut CatalogEdit<'_>, entry: &ToolEntry, clients: &http_tool::Clients) -> Result<(), ServerError> {
+    let client = match &entry.answer {
+        ToolAnswer::Http(target) => clients.get(target),
+        ToolAnswer::Text(_) => None,
+    };
     match (&entry.answer, client) {
         (ToolAnswer::Text(template), _) => {
             let template = template.clone();
@@ -159,10 +167,11 @@ fn add_tool(
             let (target, client, name) = (target.clone(), client.clone(), entry.def.name.clone());
             edit.add_tool(entry.def.clone(), move |call: ToolCall| {
                 let (target, client, name) = (target.clone(), client.clone(), name.clone());
-                async move { Ok(http_tool::forward(&client, &target, &name, call.arguments).await) }
+                let caller = call.ctx.principal;
+                async move { Ok(http_tool::forward(&client, &target, &name, call.arguments, caller.as_ref()).await) }
             })
         }
-        // `apply` builds a client whenever the catalog has an http tool.
+        // `apply` builds a client for every redirect policy the catalog's http tools use.
         (ToolAnswer::Http(_), None) => Err(ServerError::Definition("no HTTP client for an http tool".into())),
     }
 }
@@ -177,19 +186,34 @@ fn add_resource(edit: &mut CatalogEdit<'_>, entry: &ResourceEntry) {
                 async move { Ok(vec![contents]) }
             });
         }
-        ResourceSource::File(path) => {
-            let path = path.clone();
+        ResourceSource::File { path, root } => {
+            let (path, root) = (path.clone(), root.clone());
             edit.add_resource(entry.def.clone(), move |read: ResourceRead| {
-                read_file(read.uri, path.clone(), mime.clone())
+                read_file(read.uri, path.clone(), root.clone(), mime.clone())
             });
         }
     }
 }
 
 /// A file resource's contents, read now (the file may have changed since the catalog was
-/// loaded). A file that cannot be read fails this read only, with `-32603`; the path goes to
-/// the log, not to the client.
-async fn read_file(uri: String, path: PathBuf, mime: String) -> Result<Vec<ResourceContents>, RpcError> {
+/// loaded) — if, symlinks followed, it is still inside `root` (one swapped for a symlink out
+/// of it since is refused). A file that cannot be read fails this read only, with `-32603`;
+/// the path goes to the log, not to the client.
+async fn read_file(
+    uri: String,
+    path: PathBuf,
+    root: FilesRoot,
+    mime: String,
+) -> Result<Vec<ResourceContents>, RpcError> {
+    let real = match tokio::task::spawn_blocking(move || root.check_real(&path).map_err(|why| (path, why))).await {
+        Ok(Ok(real)) => real,
+        Ok(Err((path, why))) => {
+            tracing::warn!(%uri, path = %path.display(), "a file resource is refused: {why}");
+            return Err(RpcError::internal(format!("resource {uri} cannot be read")));
+        }
+        Err(e) => return Err(RpcError::internal(format!("resource {uri} cannot be read: {e}"))),
+    };
+    let path = real;
     match tokio::fs::read_to_string(&path).await {
         Ok(text) => Ok(vec![ResourceContents::text(uri, mime, text)]),
         Err(e) => {

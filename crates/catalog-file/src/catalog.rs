@@ -9,10 +9,12 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use mcp_fleet_server::types::{Prompt, Resource, ResourceTemplate, Role, Tool};
-use reqwest::header::HeaderMap;
+use reqwest::header::{HeaderMap, HeaderName};
 
+use crate::confine::{Confinement, FilesRoot};
 use crate::env::process_env;
 use crate::error::{CatalogError, ItemRef, Location};
+use crate::format::Redirects;
 use crate::parse::{Format, locate, parse_file};
 use crate::template::TextTemplate;
 use crate::validate::{Context, Invalid, validate};
@@ -41,11 +43,12 @@ pub struct Catalog {
     pub(crate) prompts: Vec<PromptEntry>,
 }
 
-/// A tool and how it answers.
+/// A tool, how it answers, and the scopes its callers need.
 #[derive(Debug, Clone)]
 pub(crate) struct ToolEntry {
     pub(crate) def: Tool,
     pub(crate) answer: ToolAnswer,
+    pub(crate) required_scopes: Vec<String>,
 }
 
 /// How a tool answers.
@@ -53,16 +56,42 @@ pub(crate) struct ToolEntry {
 pub(crate) enum ToolAnswer {
     /// A text template over the arguments.
     Text(TextTemplate),
-    /// The arguments POSTed as JSON; the answer's body is the result.
-    Http(HttpTarget),
+    /// The arguments POSTed as JSON; the answer's body is the result (boxed: a target is
+    /// large, a template small).
+    Http(Box<HttpTarget>),
 }
 
-/// Where and how an `http` tool forwards its arguments. Header values are marked sensitive.
-#[derive(Debug, Clone)]
+/// Where and how an `http` tool forwards its arguments. Header values are marked sensitive;
+/// the URL's `Debug` is redacted (it may carry a password or a key parameter).
+#[derive(Clone)]
 pub(crate) struct HttpTarget {
     pub(crate) url: reqwest::Url,
     pub(crate) timeout: Duration,
     pub(crate) headers: HeaderMap,
+    pub(crate) redirects: Redirects,
+    pub(crate) identity: IdentityHeaders,
+}
+
+impl std::fmt::Debug for HttpTarget {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HttpTarget")
+            .field("url", &mcp_fleet_server::bus::redact::redact_url(self.url.as_str()))
+            .field("timeout", &self.timeout)
+            .field("headers", &self.headers)
+            .field("redirects", &self.redirects)
+            .field("identity", &self.identity)
+            .finish()
+    }
+}
+
+/// The headers that carry the caller's identity to an http tool's backend, if the file names
+/// them.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct IdentityHeaders {
+    /// The principal's subject (`Principal::id`).
+    pub(crate) subject: Option<HeaderName>,
+    /// The principal's tenant (`Principal::scope`).
+    pub(crate) tenant: Option<HeaderName>,
 }
 
 /// A static resource and where its contents come from.
@@ -72,11 +101,12 @@ pub(crate) struct ResourceEntry {
     pub(crate) source: ResourceSource,
 }
 
-/// A resource's contents: inline, or a file read at each request.
+/// A static resource's contents: inline, or a file read at each request — checked again at
+/// each read to be inside `root`.
 #[derive(Debug, Clone)]
 pub(crate) enum ResourceSource {
     Text(String),
-    File(PathBuf),
+    File { path: PathBuf, root: FilesRoot },
 }
 
 /// A resource template and the text template its matches answer with.
@@ -95,7 +125,8 @@ pub(crate) struct PromptEntry {
 
 impl Catalog {
     /// Read, parse and validate the file at `path` (format by extension; `${VAR}`s from the
-    /// process environment). Relative `file` paths are relative to `path`'s directory.
+    /// process environment, `MCP_CATALOG_*` only). Relative `file` paths are relative to
+    /// `path`'s directory, and must stay in it.
     pub fn load(path: impl AsRef<Path>) -> Result<Catalog, CatalogError> {
         let path = path.as_ref();
         let format = Format::from_path(path).ok_or_else(|| CatalogError::UnknownFormat { path: shown(path) })?;
@@ -109,19 +140,20 @@ impl Catalog {
         Catalog::parse_with_env(text, format, origin, &process_env)
     }
 
-    /// [`Catalog::parse`] with `${VAR}`s resolved by `env` instead of the process environment.
+    /// [`Catalog::parse`] with `${VAR}`s resolved by `env` instead of the process environment
+    /// (still only those the default [`Confinement`] allows).
     ///
     /// ```
     /// use mcp_fleet_catalog_file::{Catalog, Format};
     /// let text = r#"
     /// [[tools]]
     /// name = "ask"
-    /// http = { url = "https://backend.invalid/ask", headers = { Authorization = "Bearer ${TOKEN}" } }
+    /// http = { url = "https://backend.invalid/ask", headers = { Authorization = "Bearer ${MCP_CATALOG_TOKEN}" } }
     /// "#;
-    /// let env = |name: &str| (name == "TOKEN").then(|| "t0k3n".to_string());
+    /// let env = |name: &str| (name == "MCP_CATALOG_TOKEN").then(|| "t0k3n".to_string());
     /// assert!(Catalog::parse_with_env(text, Format::Toml, "c.toml".as_ref(), &env).is_ok());
     /// let err = Catalog::parse_with_env(text, Format::Toml, "c.toml".as_ref(), &|_: &str| None).unwrap_err();
-    /// assert_eq!(err.to_string(), r#"c.toml:4:59: tools[0] "ask": environment variable TOKEN is not set"#);
+    /// assert_eq!(err.to_string(), r#"c.toml:4:59: tools[0] "ask": environment variable MCP_CATALOG_TOKEN is not set"#);
     /// ```
     pub fn parse_with_env(
         text: &str,
@@ -129,10 +161,33 @@ impl Catalog {
         origin: &Path,
         env: &dyn Fn(&str) -> Option<String>,
     ) -> Result<Catalog, CatalogError> {
+        Catalog::parse_confined(text, format, origin, &Confinement::default(), env)
+    }
+
+    /// [`Catalog::parse_with_env`] within `confinement`: where `file` resources may come from
+    /// and which variables `${VAR}` may read.
+    ///
+    /// ```
+    /// use mcp_fleet_catalog_file::{Catalog, Confinement, EnvAllowlist, Format};
+    /// let text = "[[tools]]\nname = \"a\"\nhttp = { url = \"http://x\", headers = { K = \"${ORDERS_KEY}\" } }\n";
+    /// let env = |_: &str| Some("k".to_string());
+    /// let err = Catalog::parse_with_env(text, Format::Toml, "c.toml".as_ref(), &env).unwrap_err();
+    /// assert!(err.to_string().contains("environment variable ORDERS_KEY is not allowed"), "{err}");
+    /// let widened = Confinement { env: EnvAllowlist::default().widen(["ORDERS_*"]), ..Confinement::default() };
+    /// assert!(Catalog::parse_confined(text, Format::Toml, "c.toml".as_ref(), &widened, &env).is_ok());
+    /// ```
+    pub fn parse_confined(
+        text: &str,
+        format: Format,
+        origin: &Path,
+        confinement: &Confinement,
+        env: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<Catalog, CatalogError> {
         let file = shown(origin);
         let raw = parse_file(text, format, &file)?;
-        let base_dir = origin.parent().unwrap_or(Path::new(""));
-        validate(raw, &Context { base_dir, env }).map_err(|invalid| positioned(*invalid, text, format, file))
+        let files = FilesRoot::new(confinement.files_root.as_deref(), origin.parent().unwrap_or(Path::new("")));
+        let cx = Context { files: &files, env, allow: &confinement.env };
+        validate(raw, &cx).map_err(|invalid| positioned(*invalid, text, format, file))
     }
 
     /// The tools' definitions, in file order.

@@ -213,6 +213,29 @@ pub enum Problem {
     /// `${NAME}` names an environment variable that is not set.
     #[error("environment variable {0} is not set")]
     MissingEnv(String),
+    /// `${NAME}` names a variable outside the allowlist (see
+    /// [`EnvAllowlist`](crate::EnvAllowlist)); its value was not read.
+    #[error("environment variable {name} is not allowed in a catalog file (allowed: {allowed})")]
+    EnvNotAllowed {
+        /// The variable.
+        name: String,
+        /// The allowlist's patterns, comma-separated.
+        allowed: String,
+    },
+    /// A `file` resource that resolves outside the folder resources may be read from.
+    #[error("file {file:?} is outside {root}, the folder file resources must come from ({why})")]
+    FileOutsideRoot {
+        /// The path as written.
+        file: String,
+        /// The folder.
+        root: String,
+        /// How it gets out.
+        why: &'static str,
+    },
+    /// A required scope that is not an OAuth scope token (RFC 6749 §3.3: printable ASCII
+    /// without space, `"` and `\`).
+    #[error("invalid scope {0:?}: a scope is printable ASCII without spaces, quotes or backslashes")]
+    Scope(String),
     /// `${` without a closing `}`, or an invalid variable name.
     #[error("invalid ${{…}} reference: {0}")]
     EnvSyntax(String),

@@ -38,6 +38,9 @@ pub(crate) struct FileTool {
     pub(crate) input_schema: Option<Value>,
     pub(crate) output_schema: Option<Value>,
     pub(crate) annotations: Option<FileToolAnnotations>,
+    /// OAuth scopes a caller must hold to see and call the tool.
+    #[serde(default)]
+    pub(crate) required_scopes: Vec<String>,
     pub(crate) text: Option<String>,
     pub(crate) http: Option<FileHttp>,
 }
@@ -53,7 +56,8 @@ pub(crate) struct FileToolAnnotations {
     pub(crate) open_world_hint: Option<bool>,
 }
 
-/// `http = { url, timeout_ms, headers }`: forward the arguments as a JSON POST.
+/// `http = { url, timeout_ms, headers, redirects, forward_identity }`: forward the arguments
+/// as a JSON POST.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct FileHttp {
@@ -62,6 +66,29 @@ pub(crate) struct FileHttp {
     /// Values may reference `${ENV_VAR}`s.
     #[serde(default)]
     pub(crate) headers: BTreeMap<String, String>,
+    #[serde(default)]
+    pub(crate) redirects: Redirects,
+    pub(crate) forward_identity: Option<FileForwardIdentity>,
+}
+
+/// Which redirects an http tool follows.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub(crate) enum Redirects {
+    /// None: a 3xx answer is the tool's (error) result.
+    #[default]
+    None,
+    /// Those to the URL's own scheme, host and port (at most 5).
+    SameOrigin,
+}
+
+/// `forward_identity = { subject = "X-Caller", tenant = "X-Tenant" }`: the headers that carry
+/// the authenticated caller's subject and tenant to the backend.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct FileForwardIdentity {
+    pub(crate) subject: Option<String>,
+    pub(crate) tenant: Option<String>,
 }
 
 /// `[[resources]]`: exactly one of inline `text` or a `file` read at each request.

@@ -12,6 +12,7 @@
 //! | [`CatalogReloader`], [`ReloadOptions`], [`Reload`] | Keep it so: [`reload_now`](CatalogReloader::reload_now), and [`run`](CatalogReloader::run) (directory events + poll). |
 //! | [`reload_on_sighup`] | SIGHUP → `reload_now`. |
 //! | [`ReloadStats`] | Reload counters for metrics ([`RELOADS_METRIC`], [`RELOAD_FAILURES_METRIC`]). |
+//! | [`Confinement`], [`EnvAllowlist`] | What a file may reach: files under a folder, allowlisted variables ([`Catalog::parse_confined`], [`ReloadOptions::confinement`]). |
 //! | [`CatalogError`], [`Location`], [`ItemRef`], [`Problem`] | One-line errors with the position. |
 //!
 //! ```
@@ -49,18 +50,26 @@
 //! - `[[tools]]`: `name` (1–128 of `A-Z a-z 0-9 _ - . /`), optional `title`, `description`,
 //!   `input_schema` (JSON Schema 2020-12 with `type = "object"`; default: no arguments),
 //!   `annotations = { title, read_only_hint, destructive_hint, idempotent_hint,
-//!   open_world_hint }`, and exactly one of
+//!   open_world_hint }`, `required_scopes = ["files:write"]` (OAuth scopes a caller needs:
+//!   the tool is hidden from and refused to others), and exactly one of
 //!   - `text = "Hello, {{name}}!"` — a template over the arguments declared in
 //!     `input_schema.properties`;
-//!   - `http = { url, timeout_ms = 10000, headers = { Name = "value" } }` — POST the
+//!   - `http = { url, timeout_ms = 10000, headers = { Name = "value" }, redirects = "none",
+//!     forward_identity = { subject = "X-Caller", tenant = "X-Tenant" } }` — POST the
 //!     arguments as JSON; the response body is the text content, and `structuredContent` too
-//!     when it is a JSON object. A non-2xx answer, a timeout or an unreachable endpoint is a
-//!     tool error result (`isError: true`). Header values may use `${ENV_VAR}`, resolved at
-//!     load (a missing variable is a load error). `timeout_ms` is 1–600000; bodies over 1 MiB
-//!     are refused. Only an http tool may declare `output_schema`.
+//!     when it is a JSON object. A non-2xx answer (a 3xx included), a timeout or an
+//!     unreachable endpoint is a tool error result (`isError: true`). Header values may use
+//!     `${ENV_VAR}` of the allowlist (`MCP_CATALOG_*` by default), resolved at load (a
+//!     missing or unlisted variable is a load error). `redirects = "same-origin"` follows up
+//!     to 5 redirects within the URL's origin; by default none is followed. `forward_identity`
+//!     names the headers that carry the caller's subject and tenant (each optional).
+//!     `timeout_ms` is 1–600000; bodies over 1 MiB are refused. Only an http tool may
+//!     declare `output_schema`.
 //! - `[[resources]]`: `uri` (absolute), `name`, optional `description`, `mime_type` (default
 //!   `text/plain`), and exactly one of `text` (inline) or `file` (a path, relative to the
-//!   catalog's directory, read at each request; unreadable → that read fails with `-32603`).
+//!   catalog's directory and resolving inside it — or inside [`Confinement::files_root`] —
+//!   symlinks followed, checked at load and at each read; unreadable or outside → that read
+//!   fails with `-32603`).
 //! - `[[resource_templates]]`: `uri_template` (RFC 6570 level 1, `notes://{id}`), `name`,
 //!   optional `description`, `mime_type`, and `text`, a template over the URI's variables.
 //! - `[[prompts]]`: `name`, optional `description`, `arguments = [{ name, description,
@@ -78,11 +87,13 @@
 //! offending key for TOML; for JSON, positions of syntax errors only.
 //!
 //! Inside: `format` (the file's serde structs), `parse` (text → structs, positions),
-//! `validate/` (structs → [`Catalog`]), `template` and `env` (the two small languages),
+//! `validate/` (structs → [`Catalog`]), `confine` (what a file may reach), `template` and
+//! `env` (the two small languages),
 //! `apply` and `http_tool` (the handlers), `reload/` (reloader, watcher, signal, stats).
 
 mod apply;
 mod catalog;
+mod confine;
 mod env;
 mod error;
 mod format;
@@ -94,6 +105,7 @@ mod validate;
 
 pub use apply::{Applied, Change, apply};
 pub use catalog::Catalog;
+pub use confine::{Confinement, EnvAllowlist};
 pub use error::{CatalogError, ItemRef, Location, Problem};
 pub use parse::Format;
 #[cfg(unix)]

@@ -19,7 +19,7 @@ fn example_path() -> PathBuf {
 fn example() -> Catalog {
     let path = example_path();
     let text = std::fs::read_to_string(&path).expect("the example file");
-    let env = |name: &str| (name == "API_TOKEN").then(|| "example-token".to_owned());
+    let env = |name: &str| (name == "MCP_CATALOG_WEATHER_TOKEN").then(|| "example-token".to_owned());
     Catalog::parse_with_env(&text, Format::Toml, &path, &env).unwrap_or_else(|e| panic!("{e}"))
 }
 
@@ -30,7 +30,7 @@ fn the_example_file_loads_and_shows_every_kind() {
     let resources: Vec<&str> = catalog.resources().map(|r| r.uri.as_str()).collect();
     let templates: Vec<&str> = catalog.resource_templates().map(|t| t.uri_template.as_str()).collect();
     let prompts: Vec<&str> = catalog.prompts().map(|p| p.name.as_str()).collect();
-    assert_eq!(tools, ["greet", "weather"]);
+    assert_eq!(tools, ["greet", "purge-cache", "weather"]);
     assert_eq!(resources, ["docs://fleet/about", "docs://fleet/runbook"]);
     assert_eq!(templates, ["notes://{team}/{id}"]);
     assert_eq!(prompts, ["summarize", "code-review"]);
@@ -41,7 +41,10 @@ fn the_example_needs_its_env_var() {
     let path = example_path();
     let text = std::fs::read_to_string(&path).unwrap();
     let err = Catalog::parse_with_env(&text, Format::Toml, &path, &|_: &str| None).unwrap_err();
-    assert!(err.to_string().ends_with(r#"tools[1] "weather": environment variable API_TOKEN is not set"#), "{err}");
+    assert!(
+        err.to_string().ends_with(r#"tools[2] "weather": environment variable MCP_CATALOG_WEATHER_TOKEN is not set"#),
+        "{err}"
+    );
 }
 
 #[tokio::test]
@@ -50,6 +53,10 @@ async fn the_example_answers() {
     apply(&server, &example()).await.unwrap();
     let h = handler(server).await;
     assert_eq!(first_text(&call_tool(&h, "greet", json!({"name": "Ada"})).await), "Hello, Ada!");
+    let listed = rpc(&h, "tools/list", None, json!({})).await;
+    let names: Vec<&str> =
+        listed["result"]["tools"].as_array().unwrap().iter().filter_map(|t| t["name"].as_str()).collect();
+    assert_eq!(names, ["greet", "weather"], "purge-cache needs a scope nobody holds without OAuth");
     let note = rpc(&h, "resources/read", Some("notes://infra/7"), json!({"uri": "notes://infra/7"})).await;
     assert_eq!(note["result"]["contents"][0]["text"], "# Note 7\n\nOwned by team infra.");
     let prompt =

@@ -74,11 +74,11 @@ async fn mcp(base: &str) -> McpHandler {
     ] {
         text.push_str(&format!(
             "[[tools]]\nname = \"{name}\"\ninput_schema = {{ type = \"object\", properties = {{ q = {{ type = \"string\" }} }} }}\n\
-             http = {{ url = \"{base}{path}\", timeout_ms = {timeout}, headers = {{ Authorization = \"Bearer ${{API_TOKEN}}\" }} }}\n\n"
+             http = {{ url = \"{base}{path}\", timeout_ms = {timeout}, headers = {{ Authorization = \"Bearer ${{MCP_CATALOG_API_TOKEN}}\" }} }}\n\n"
         ));
     }
     text.push_str("[[tools]]\nname = \"down\"\nhttp = { url = \"http://127.0.0.1:1/x\" }\n");
-    let env = |name: &str| (name == "API_TOKEN").then(|| "t0k3n".to_owned());
+    let env = |name: &str| (name == "MCP_CATALOG_API_TOKEN").then(|| "t0k3n".to_owned());
     let catalog = Catalog::parse_with_env(&text, Format::Toml, Path::new("catalog.toml"), &env).unwrap();
     let server = McpServer::builder("catalog-test", "0.1.0").build();
     apply(&server, &catalog).await.unwrap();

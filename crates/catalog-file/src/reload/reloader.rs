@@ -17,11 +17,13 @@ use sha2::{Digest, Sha256};
 use super::stats::ReloadStats;
 use crate::apply::{Applied, apply};
 use crate::catalog::Catalog;
+use crate::confine::Confinement;
+use crate::env::process_env;
 use crate::error::{CatalogError, Location};
 use crate::parse::Format;
 
-/// How the reloader notices changes. Defaults: 200 ms debounce, a 10 s poll, directory
-/// events on.
+/// How the reloader notices changes, and what the file may reach. Defaults: 200 ms debounce,
+/// a 10 s poll, directory events on, the default [`Confinement`].
 ///
 /// ```
 /// use std::time::Duration;
@@ -39,6 +41,9 @@ pub struct ReloadOptions {
     pub poll_interval: Option<Duration>,
     /// Watch the file's directory for events (inotify on Linux). Off, only the poll runs.
     pub watch_events: bool,
+    /// Where `file` resources may come from and which variables `${VAR}` may read, at every
+    /// reload.
+    pub confinement: Confinement,
 }
 
 impl Default for ReloadOptions {
@@ -47,6 +52,7 @@ impl Default for ReloadOptions {
             debounce: Duration::from_millis(200),
             poll_interval: Some(Duration::from_secs(10)),
             watch_events: true,
+            confinement: Confinement::default(),
         }
     }
 }
@@ -223,7 +229,8 @@ impl CatalogReloader {
             at: Location { file: path.display().to_string(), line_col: None },
             message: format!("the file is not UTF-8 text (invalid byte at offset {})", e.valid_up_to()),
         })?;
-        let catalog = Catalog::parse(text, self.shared.format, path)?;
+        let catalog =
+            Catalog::parse_confined(text, self.shared.format, path, &self.shared.options.confinement, &process_env)?;
         apply(&self.shared.server, &catalog).await
     }
 

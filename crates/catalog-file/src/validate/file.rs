@@ -3,23 +3,24 @@
 //! Also the checks entries share: names a client can send in `mcp-name`, and templates that
 //! only use declared variables.
 
-use std::collections::HashMap;
-use std::collections::hash_map::Entry;
-use std::path::Path;
-
 use crate::catalog::Catalog;
+use crate::confine::{EnvAllowlist, FilesRoot};
 use crate::error::Problem;
 use crate::format::FileCatalog;
 use crate::parse::PathSeg;
 use crate::template::TextTemplate;
+use std::collections::HashMap;
+use std::collections::hash_map::Entry;
 
-/// What validation needs besides the file: where relative `file` paths start, and the
-/// environment `${VAR}` references are resolved against.
+/// What validation needs besides the file: where `file` paths start and must stay, and the
+/// environment `${VAR}` references are resolved against, within its allowlist.
 pub(crate) struct Context<'a> {
-    /// The catalog file's directory.
-    pub(crate) base_dir: &'a Path,
+    /// The folder file resources come from (the catalog file's, by default).
+    pub(crate) files: &'a FilesRoot,
     /// Environment lookup.
     pub(crate) env: &'a dyn Fn(&str) -> Option<String>,
+    /// The variables it may be asked for.
+    pub(crate) allow: &'a EnvAllowlist,
 }
 
 /// The first invalid entry: which one, the path to the offending key inside it, and why.

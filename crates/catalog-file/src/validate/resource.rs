@@ -1,5 +1,6 @@
 //! One `[[resources]]` entry (an absolute URI; inline `text` or a `file` path, resolved
-//! against the catalog's directory and read later, at each request) and one
+//! against the catalog's directory — it must stay inside the allowed folder — and read later,
+//! at each request) and one
 //! `[[resource_templates]]` entry (a valid URI template whose variables its `text` may use).
 
 use mcp_fleet_server::types::{Resource, ResourceTemplate};
@@ -17,7 +18,10 @@ pub(crate) fn resource(r: FileResource, cx: &Context<'_>) -> Result<ResourceEntr
     }
     let source = match (r.text, r.file) {
         (Some(text), None) => ResourceSource::Text(text),
-        (None, Some(path)) => ResourceSource::File(cx.base_dir.join(path)),
+        (None, Some(file)) => {
+            let path = cx.files.resolve(&file).map_err(|problem| Flaw::at(["file"], problem))?;
+            ResourceSource::File { path, root: cx.files.clone() }
+        }
         _ => return Err(Flaw::at::<&str>([], Problem::ExactlyOne("text", "file"))),
     };
     let def = Resource { uri: r.uri, name: r.name, description: r.description, mime_type: r.mime_type };

@@ -10,7 +10,7 @@ use crate::error::{CatalogError, Problem};
 use crate::parse::Format;
 
 fn env(name: &str) -> Option<String> {
-    (name == "API_TOKEN").then(|| "t0k3n".to_owned())
+    (name == "MCP_CATALOG_API_TOKEN").then(|| "t0k3n".to_owned())
 }
 
 fn parse(text: &str) -> Result<Catalog, CatalogError> {
@@ -54,7 +54,7 @@ title = "Ask"
 input_schema = { type = "object", properties = { q = { type = "string" } } }
 output_schema = { type = "object" }
 annotations = { read_only_hint = true, open_world_hint = false }
-http = { url = "https://x.invalid/ask", timeout_ms = 250, headers = { Authorization = "Bearer ${API_TOKEN}" } }
+http = { url = "https://x.invalid/ask", timeout_ms = 250, headers = { Authorization = "Bearer ${MCP_CATALOG_API_TOKEN}" } }
 
 [[resources]]
 uri = "notes://readme"
@@ -80,7 +80,7 @@ messages = [{ role = "user", text = "Review {{topic}}" }, { role = "assistant", 
     assert_eq!(target.timeout.as_millis(), 250);
     assert_eq!(target.headers["authorization"], "Bearer t0k3n");
     assert!(!format!("{catalog:?}").contains("t0k3n"), "header values never show in Debug");
-    let ResourceSource::File(path) = &catalog.resources[0].source else { panic!("a file resource") };
+    let ResourceSource::File { path, .. } = &catalog.resources[0].source else { panic!("a file resource") };
     assert_eq!(path, Path::new("/etc/mcp/notes/readme.md"), "relative to the catalog's directory");
     assert_eq!(catalog.prompts[0].messages.len(), 2);
     assert!(catalog.prompts[0].def.arguments[0].required);
@@ -128,7 +128,7 @@ fn json_errors_have_positions_for_syntax_only() {
         |text: &str| Catalog::parse(text, Format::Json, Path::new("catalog.json")).unwrap_err().to_string();
     assert_eq!(
         parse_json("{\"tools\": [{\"name\": \"a\",\n \"txt\": \"x\"}]}"),
-        "catalog.json:2:6: unknown field `txt`, expected one of `name`, `title`, `description`, `input_schema`, `output_schema`, `annotations`, `text`, `http`"
+        "catalog.json:2:6: unknown field `txt`, expected one of `name`, `title`, `description`, `input_schema`, `output_schema`, `annotations`, `required_scopes`, `text`, `http`"
     );
     assert_eq!(parse_json("{\"tools\": [\n"), "catalog.json:2:0: EOF while parsing a list");
     assert_eq!(
@@ -246,8 +246,30 @@ fn http_targets_are_checked_at_load() {
         r#"catalog.toml:3:28: tools[0] "h": timeout_ms must be between 1 and 600000"#
     );
     assert_eq!(
-        error(&tool(r#"{ url = "http://x", headers = { X-Key = "${MISSING_VAR}" } }"#)),
-        r#"catalog.toml:3:40: tools[0] "h": environment variable MISSING_VAR is not set"#
+        error(&tool(r#"{ url = "http://x", headers = { X-Key = "${MCP_CATALOG_MISSING}" } }"#)),
+        r#"catalog.toml:3:40: tools[0] "h": environment variable MCP_CATALOG_MISSING is not set"#
+    );
+    assert_eq!(
+        error(&tool(r#"{ url = "http://x", headers = { X-Key = "${MCP_FLEET_BUS}" } }"#)),
+        r#"catalog.toml:3:40: tools[0] "h": environment variable MCP_FLEET_BUS is not allowed in a catalog file (allowed: MCP_CATALOG_*)"#
+    );
+    assert_eq!(
+        error(&tool(r#"{ url = "http://x", redirects = "any" }"#)),
+        "catalog.toml:3:40: unknown variant `any`, expected `none` or `same-origin`"
+    );
+    assert_eq!(
+        error(&tool(
+            r#"{ url = "http://x", headers = { X-Caller = "v" }, forward_identity = { subject = "x-caller" } }"#
+        )),
+        r#"catalog.toml:3:79: tools[0] "h": invalid header "x-caller": `headers` sets it too"#
+    );
+    assert_eq!(
+        error(&tool(r#"{ url = "http://x", forward_identity = { subject = "X-Id", tenant = "x-id" } }"#)),
+        r#"catalog.toml:3:67: tools[0] "h": invalid header "x-id": it is the subject's header too"#
+    );
+    assert_eq!(
+        error(&tool(r#"{ url = "http://x", forward_identity = { subject = "Bad Name" } }"#)),
+        r#"catalog.toml:3:49: tools[0] "h": invalid header "Bad Name": not a valid header name"#
     );
     assert_eq!(
         error(&tool(r#"{ url = "http://x", headers = { "Bad Name" = "v" } }"#)),
@@ -255,6 +277,30 @@ fn http_targets_are_checked_at_load() {
     );
     let e = error(&tool(r#"{ url = "http://x", headers = { X-Key = "a\nb" } }"#));
     assert!(e.ends_with("is not a valid header value"), "{e}");
+}
+
+#[test]
+fn required_scopes_are_oauth_scope_tokens() {
+    let tool = |scopes: &str| format!("[[tools]]\nname = \"s\"\nrequired_scopes = {scopes}\ntext = \"x\"\n");
+    assert_eq!(
+        parse(&tool(r#"["files:write", "a/b!#~"]"#)).unwrap().tools[0].required_scopes,
+        ["files:write", "a/b!#~"]
+    );
+    assert_eq!(
+        error(&tool(r#"["ok", "two words"]"#)),
+        r#"catalog.toml:3:26: tools[0] "s": invalid scope "two words": a scope is printable ASCII without spaces, quotes or backslashes"#
+    );
+    assert!(error(&tool(r#"[""]"#)).contains(r#"invalid scope """#));
+}
+
+#[test]
+fn file_resources_stay_in_the_catalogs_folder() {
+    let text = "[[resources]]\nuri = \"a://r\"\nname = \"r\"\nfile = \"../../etc/passwd\"\n";
+    let err = Catalog::parse_with_env(text, Format::Toml, Path::new("/etc/mcp/catalog.toml"), &env).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        r#"/etc/mcp/catalog.toml:4:1: resources[0] "a://r": file "../../etc/passwd" is outside /etc/mcp, the folder file resources must come from (its path leaves it)"#
+    );
 }
 
 #[test]

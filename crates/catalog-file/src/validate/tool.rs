@@ -1,6 +1,7 @@
-//! One `[[tools]]` entry: its definition (name, schemas, annotations) and how it answers —
-//! a `text` template over its input properties, or an `http` forward with its URL, timeout
-//! and headers (`${VAR}`s resolved here, at load time).
+//! One `[[tools]]` entry: its definition (name, schemas, annotations), the scopes its callers
+//! need, and how it answers — a `text` template over its input properties, or an `http`
+//! forward with its URL, timeout, headers (`${VAR}`s resolved here, at load time, from the
+//! allowlist only), redirect policy and identity headers.
 
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use serde_json::{Map, Value, json};
@@ -10,9 +11,9 @@ use mcp_fleet_server::types::Tool;
 
 use super::file::{Context, Flaw, check_name, checked_template};
 use super::schema;
-use crate::catalog::{HttpTarget, ToolAnswer, ToolEntry};
+use crate::catalog::{HttpTarget, IdentityHeaders, ToolAnswer, ToolEntry};
 use crate::error::Problem;
-use crate::format::{FileHttp, FileTool, FileToolAnnotations};
+use crate::format::{FileForwardIdentity, FileHttp, FileTool, FileToolAnnotations};
 use crate::parse::PathSeg;
 
 /// The timeout when the file gives none: long enough for a slow backend, short enough that a
@@ -31,12 +32,17 @@ pub(crate) fn tool(t: FileTool, cx: &Context<'_>) -> Result<ToolEntry, Flaw> {
     if let Some(output) = &t.output_schema {
         schema::check(output, "output_schema")?;
     }
+    for (i, scope) in t.required_scopes.iter().enumerate() {
+        if !is_scope_token(scope) {
+            return Err(Flaw::at([PathSeg::from("required_scopes"), i.into()], Problem::Scope(scope.clone())));
+        }
+    }
     let answer = match (t.text, t.http) {
         (Some(_), None) if t.output_schema.is_some() => {
             return Err(Flaw::at(["output_schema"], Problem::OutputSchemaOnTextTool));
         }
         (Some(text), None) => ToolAnswer::Text(checked_template(&text, &properties(&input_schema), &["text"])?),
-        (None, Some(http)) => ToolAnswer::Http(http_target(http, cx)?),
+        (None, Some(http)) => ToolAnswer::Http(Box::new(http_target(http, cx)?)),
         _ => return Err(Flaw::at::<&str>([], Problem::ExactlyOne("text", "http"))),
     };
     let def = Tool {
@@ -47,7 +53,12 @@ pub(crate) fn tool(t: FileTool, cx: &Context<'_>) -> Result<ToolEntry, Flaw> {
         output_schema: t.output_schema,
         annotations: t.annotations.map(annotations),
     };
-    Ok(ToolEntry { def, answer })
+    Ok(ToolEntry { def, answer, required_scopes: t.required_scopes })
+}
+
+/// RFC 6749 §3.3: `scope-token = 1*( %x21 / %x23-5B / %x5D-7E )`.
+fn is_scope_token(scope: &str) -> bool {
+    !scope.is_empty() && scope.bytes().all(|b| matches!(b, 0x21 | 0x23..=0x5B | 0x5D..=0x7E))
 }
 
 /// The argument names a tool declares: its input schema's `properties`.
@@ -96,7 +107,37 @@ fn http_target(h: FileHttp, cx: &Context<'_>) -> Result<HttpTarget, Flaw> {
         let (name, value) = header(name, value, cx)?;
         headers.insert(name, value);
     }
-    Ok(HttpTarget { url, timeout: std::time::Duration::from_millis(timeout_ms), headers })
+    let identity = h.forward_identity.as_ref().map(|f| identity(f, &headers)).transpose()?.unwrap_or_default();
+    let timeout = std::time::Duration::from_millis(timeout_ms);
+    Ok(HttpTarget { url, timeout, headers, redirects: h.redirects, identity })
+}
+
+/// The identity headers: valid names, and none the file also sets in `headers` (the caller's
+/// identity must never be mistaken for a fixed value, nor overwrite one).
+fn identity(f: &FileForwardIdentity, headers: &HeaderMap) -> Result<IdentityHeaders, Flaw> {
+    let one = |key: &'static str, name: &Option<String>| -> Result<Option<HeaderName>, Flaw> {
+        let Some(name) = name else { return Ok(None) };
+        let bad = |reason: &str| {
+            let problem = Problem::Header { name: name.clone(), reason: reason.to_owned() };
+            Flaw::at(["http", "forward_identity", key], problem)
+        };
+        let header = HeaderName::from_bytes(name.as_bytes()).map_err(|_| bad("not a valid header name"))?;
+        if headers.contains_key(&header) {
+            return Err(bad("`headers` sets it too"));
+        }
+        Ok(Some(header))
+    };
+    let (subject, tenant) = (one("subject", &f.subject)?, one("tenant", &f.tenant)?);
+    if subject.is_some() && subject == tenant {
+        return Err(Flaw::at(
+            ["http", "forward_identity", "tenant"],
+            Problem::Header {
+                name: f.tenant.clone().unwrap_or_default(),
+                reason: "it is the subject's header too".into(),
+            },
+        ));
+    }
+    Ok(IdentityHeaders { subject, tenant })
 }
 
 /// One header, its value's `${VAR}`s resolved. Values are marked sensitive (they usually
@@ -106,7 +147,7 @@ fn header(name: &str, value: &str, cx: &Context<'_>) -> Result<(HeaderName, Head
     let bad =
         |reason: &str| Flaw::at(path.clone(), Problem::Header { name: name.to_owned(), reason: reason.to_owned() });
     let header_name = HeaderName::from_bytes(name.as_bytes()).map_err(|_| bad("not a valid header name"))?;
-    let resolved = crate::env::expand(value, cx.env).map_err(|problem| Flaw::at(path.clone(), problem))?;
+    let resolved = crate::env::expand(value, cx.env, cx.allow).map_err(|problem| Flaw::at(path.clone(), problem))?;
     let mut header_value = HeaderValue::from_str(&resolved)
         .map_err(|_| bad("its value (once ${VAR}s are resolved) is not a valid header value"))?;
     header_value.set_sensitive(true);

@@ -17,7 +17,18 @@ pub(crate) async fn handler(server: McpServer) -> McpHandler {
 }
 
 /// Send one request; the JSON-RPC response.
-pub(crate) async fn rpc(h: &McpHandler, method: &str, name: Option<&str>, mut params: Value) -> Value {
+pub(crate) async fn rpc(h: &McpHandler, method: &str, name: Option<&str>, params: Value) -> Value {
+    rpc_with(h, &[], method, name, params).await.1
+}
+
+/// Send one request with extra `headers`; the HTTP status and the JSON-RPC response.
+pub(crate) async fn rpc_with(
+    h: &McpHandler,
+    headers: &[(&str, &str)],
+    method: &str,
+    name: Option<&str>,
+    mut params: Value,
+) -> (u16, Value) {
     params["_meta"] = json!({
         "io.modelcontextprotocol/protocolVersion": "2026-07-28",
         "io.modelcontextprotocol/clientCapabilities": {}
@@ -31,9 +42,13 @@ pub(crate) async fn rpc(h: &McpHandler, method: &str, name: Option<&str>, mut pa
     if let Some(name) = name {
         req = req.header("mcp-name", name);
     }
+    for (header, value) in headers {
+        req = req.header(*header, *value);
+    }
     let resp = h.handle(req.body(Full::new(Bytes::from(body))).expect("request")).await;
+    let status = resp.status().as_u16();
     let bytes = resp.into_body().collect().await.expect("body").to_bytes();
-    serde_json::from_slice(&bytes).expect("a JSON response")
+    (status, serde_json::from_slice(&bytes).expect("a JSON response"))
 }
 
 /// `tools/call`; the result.
