@@ -4,15 +4,20 @@
 //! |---|---|---|
 //! | `GET /livez` (`/healthz`) | the process answers: no dependency, so a bus blip never restarts a pod | open |
 //! | `GET /readyz` | serving, not draining, bus consumer not down past the grace period | open |
-//! | `GET /metrics` | OpenMetrics | open |
-//! | `GET /admin/fleet` | the fleet as this node sees it: members, their catalog revisions, last seen, open streams; per list whether the fleet converged | open (read only) |
+//! | `GET /metrics` | OpenMetrics: counters, this node's id, revision hashes; no credentials, and no tenant names from the node's own catalog (one global catalog) | open |
+//! | `GET /admin/fleet` | the fleet as this node sees it: members, their catalog revisions, last seen, open streams; per list whether the fleet converged; the bus URL, redacted | bearer token |
 //! | `POST /admin/notify` | publish a change event | bearer token |
 //!
 //! It serves from the first moment of the process (before the bus is connected), answering
 //! `/readyz` with 503 until the handler exists.
+//!
+//! "Bearer token" means: when one is configured. Without one every route is open, which is
+//! why [`check_exposure`] refuses an admin address beyond loopback without a token unless the
+//! operator said `--admin-insecure`.
 
 use std::convert::Infallible;
 use std::future::Future;
+use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -25,6 +30,7 @@ use mcp_fleet_server::McpHandler;
 use mcp_fleet_server::bus::{Change, EventKind};
 use serde::Deserialize;
 use serde_json::json;
+use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 use tokio::net::TcpListener;
 use tracing::Instrument;
@@ -39,10 +45,72 @@ const MAX_ADMIN_BODY: usize = 64 * 1024;
 #[derive(Clone)]
 pub(crate) struct Admin {
     pub(crate) state: NodeState,
-    /// Bearer token for `POST /admin/*`; `None` accepts any caller.
-    pub(crate) token: Option<Arc<str>>,
+    /// Bearer token for `POST /admin/*` and `GET /admin/fleet`; `None` accepts any caller.
+    pub(crate) token: Option<AdminToken>,
     /// The catalog file's reload counters (with `--catalog`), exported with the metrics.
     pub(crate) catalog_stats: Option<Arc<ReloadStats>>,
+    /// The bus URL as `/admin/fleet` shows it: redacted.
+    pub(crate) bus: Arc<str>,
+}
+
+/// The admin token, kept only as its SHA-256 digest. A caller's token is hashed too and the
+/// two 32-byte digests compared in constant time, so the time a refusal takes depends neither
+/// on how much of the token a guess got right nor on how long the real token is (comparing
+/// the tokens themselves returns early on a length mismatch: a length oracle).
+#[derive(Clone)]
+pub(crate) struct AdminToken {
+    digest: [u8; 32],
+}
+
+impl AdminToken {
+    pub(crate) fn new(token: &str) -> AdminToken {
+        AdminToken { digest: Sha256::digest(token.as_bytes()).into() }
+    }
+
+    /// Whether `given` is the token.
+    pub(crate) fn matches(&self, given: &str) -> bool {
+        let given: [u8; 32] = Sha256::digest(given.as_bytes()).into();
+        bool::from(given.ct_eq(&self.digest))
+    }
+}
+
+/// Why the admin endpoint may not start as configured.
+#[derive(thiserror::Error)]
+pub(crate) enum AdminError {
+    /// Beyond loopback without a token.
+    #[error(
+        "--admin-listen {0} is reachable beyond loopback and has no token: anyone who reaches it could publish \
+         fleet-wide change events. Set --admin-token-file (or --admin-token), listen on 127.0.0.1, or pass \
+         --admin-insecure for a lab"
+    )]
+    Exposed(SocketAddr),
+}
+
+/// The sentence, not the variant: `main` prints its error with `Debug`.
+impl std::fmt::Debug for AdminError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(self, f)
+    }
+}
+
+/// Refuse an admin endpoint on `addr` without a token unless it is on loopback or the
+/// operator passed `insecure`; warn whenever it runs without one.
+pub(crate) fn check_exposure(addr: SocketAddr, has_token: bool, insecure: bool) -> Result<(), AdminError> {
+    if has_token {
+        return Ok(());
+    }
+    if !addr.ip().is_loopback() {
+        if !insecure {
+            tracing::error!("{}", AdminError::Exposed(addr));
+            return Err(AdminError::Exposed(addr));
+        }
+        tracing::warn!(%addr, "the admin endpoint listens beyond loopback without a token (--admin-insecure): anyone who reaches it can publish change events and read the fleet");
+    } else {
+        tracing::warn!(
+            "the admin endpoint has no token: any local process can publish change events (set --admin-token or --admin-token-file)"
+        );
+    }
+    Ok(())
 }
 
 #[derive(Debug, Deserialize)]
@@ -74,7 +142,10 @@ impl Admin {
             }
             (&Method::GET, "/readyz") => self.readyz(),
             (&Method::GET, "/metrics") => self.metrics(),
-            (&Method::GET, "/admin/fleet") => self.fleet(),
+            (&Method::GET, "/admin/fleet") => match self.authorize(req.headers()) {
+                Err(refused) => *refused,
+                Ok(()) => self.fleet(),
+            },
             (&Method::POST, path) if path.starts_with("/admin/") => match self.authorize(req.headers()) {
                 Err(refused) => *refused,
                 Ok(()) => self.operation(req).await,
@@ -106,17 +177,20 @@ impl Admin {
     }
 
     fn fleet(&self) -> Response<Full<Bytes>> {
-        match self.state.handler() {
-            Some(handler) => match serde_json::to_string(&handler.fleet()) {
-                Ok(body) => reply(StatusCode::OK, "application/json", body),
-                Err(e) => error(StatusCode::INTERNAL_SERVER_ERROR, &format!("could not encode the fleet: {e}")),
-            },
-            None => error(StatusCode::SERVICE_UNAVAILABLE, "starting: the event bus is not connected yet"),
+        let Some(handler) = self.state.handler() else {
+            return error(StatusCode::SERVICE_UNAVAILABLE, "starting: the event bus is not connected yet");
+        };
+        match serde_json::to_value(handler.fleet()) {
+            Ok(mut body) => {
+                body["bus"] = json!(self.bus);
+                reply(StatusCode::OK, "application/json", body.to_string())
+            }
+            Err(e) => error(StatusCode::INTERNAL_SERVER_ERROR, &format!("could not encode the fleet: {e}")),
         }
     }
 
-    /// `Authorization: Bearer <token>`, compared in constant time (no timing oracle on the
-    /// token's prefix).
+    /// `Authorization: Bearer <token>`, checked by [`AdminToken::matches`] (no timing oracle
+    /// on the token's prefix or length).
     fn authorize(&self, headers: &http::HeaderMap) -> Result<(), Box<Response<Full<Bytes>>>> {
         let Some(expected) = &self.token else { return Ok(()) };
         let given = headers
@@ -125,7 +199,7 @@ impl Admin {
             .and_then(|v| v.strip_prefix("Bearer "))
             .map(str::trim);
         match given {
-            Some(given) if bool::from(given.as_bytes().ct_eq(expected.as_bytes())) => Ok(()),
+            Some(given) if expected.matches(given) => Ok(()),
             _ => {
                 let mut resp =
                     error(StatusCode::UNAUTHORIZED, "admin operations need Authorization: Bearer <admin token>");
@@ -209,7 +283,12 @@ mod tests {
     use mcp_fleet_server::{HandlerOptions, McpServer, create_mcp_handler};
 
     fn admin(token: Option<&str>) -> Admin {
-        Admin { state: NodeState::default(), token: token.map(Arc::from), catalog_stats: None }
+        Admin {
+            state: NodeState::default(),
+            token: token.map(AdminToken::new),
+            catalog_stats: None,
+            bus: Arc::from("redis://:***@redis/0"),
+        }
     }
 
     fn request(method: Method, path: &str, auth: Option<&str>, body: &str) -> Request<Full<Bytes>> {
@@ -255,6 +334,33 @@ mod tests {
         for open in ["/livez", "/readyz", "/metrics"] {
             assert_eq!(a.route(request(Method::GET, open, None, "")).await.status(), StatusCode::OK, "{open}");
         }
+        let fleet = a.route(request(Method::GET, "/admin/fleet", None, "")).await;
+        assert_eq!(fleet.status(), StatusCode::UNAUTHORIZED, "the fleet names members and tenants");
+        let fleet = a.route(request(Method::GET, "/admin/fleet", Some("Bearer s3cret"), "")).await;
+        let body: serde_json::Value =
+            serde_json::from_slice(&fleet.into_body().collect().await.unwrap().to_bytes()).unwrap();
+        assert_eq!(body["bus"], "redis://:***@redis/0");
+    }
+
+    #[test]
+    fn the_token_check_compares_digests_whatever_the_length() {
+        let token = AdminToken::new("s3cret");
+        assert!(token.matches("s3cret"));
+        for wrong in ["", "s", "s3cre", "s3cret ", "s3cret-and-more", "S3CRET", &"x".repeat(10_000)] {
+            assert!(!token.matches(wrong), "{wrong:?}");
+        }
+    }
+
+    #[test]
+    fn an_admin_port_beyond_loopback_needs_a_token_or_insecure() {
+        let everywhere: SocketAddr = "0.0.0.0:9090".parse().unwrap();
+        let local: SocketAddr = "127.0.0.1:9090".parse().unwrap();
+        let local6: SocketAddr = "[::1]:9090".parse().unwrap();
+        assert!(matches!(check_exposure(everywhere, false, false), Err(AdminError::Exposed(_))));
+        assert!(matches!(check_exposure("[::]:9090".parse().unwrap(), false, false), Err(AdminError::Exposed(_))));
+        assert!(check_exposure(everywhere, false, true).is_ok(), "--admin-insecure");
+        assert!(check_exposure(everywhere, true, false).is_ok());
+        assert!(check_exposure(local, false, false).is_ok() && check_exposure(local6, false, false).is_ok());
     }
 
     #[tokio::test]

@@ -10,7 +10,7 @@ use std::time::Duration;
 use mcp_fleet_server::{HandlerOptions, create_mcp_handler};
 use tokio::net::TcpListener;
 
-use crate::admin::Admin;
+use crate::admin::{self, Admin, AdminToken};
 use crate::auth::NodeAuth;
 use crate::catalog::NodeCatalog;
 use crate::config::Config;
@@ -21,6 +21,9 @@ use crate::state::NodeState;
 pub(crate) async fn run(config: Config, stop: impl Future<Output = ()>) -> Result<(), Box<dyn std::error::Error>> {
     nofile::report(nofile::raise(), config.max_streams);
     let token = config.admin_token()?;
+    if let Some(addr) = config.admin_listen {
+        admin::check_exposure(addr, token.is_some(), config.admin_insecure)?;
+    }
     let auth = NodeAuth::from_config(&config)?;
     let catalog = NodeCatalog::load(&config).await?;
     let listener = TcpListener::bind(config.listen).await?;
@@ -31,13 +34,10 @@ pub(crate) async fn run(config: Config, stop: impl Future<Output = ()>) -> Resul
     let admin = match config.admin_listen {
         Some(addr) => {
             let admin_listener = TcpListener::bind(addr).await?;
-            if token.is_none() {
-                tracing::warn!(
-                    "the admin endpoint has no token: anyone who reaches it can publish change events (set --admin-token or --admin-token-file)"
-                );
-            }
             tracing::info!(addr = %admin_listener.local_addr()?, "serving the admin endpoint (probes answer from now on)");
-            let admin = Admin { state: state.clone(), token: token.map(Arc::from), catalog_stats: catalog.stats() };
+            let token = token.as_deref().map(AdminToken::new);
+            let bus = Arc::from(config.bus.redacted());
+            let admin = Admin { state: state.clone(), token, catalog_stats: catalog.stats(), bus };
             let stopped = async move {
                 let _ = admin_stopped.await;
             };
@@ -49,7 +49,7 @@ pub(crate) async fn run(config: Config, stop: impl Future<Output = ()>) -> Resul
     let patience = Duration::from_secs(config.bus_connect_secs);
     // The keys are fetched while the bus connects; a JWKS outage only logs (see NodeAuth).
     let (bus, ()) =
-        tokio::join!(mcp_fleet_bus_connect::connect_patiently(&config.bus, &node_id, patience), auth.warm_up());
+        tokio::join!(mcp_fleet_bus_connect::connect_patiently(config.bus.expose(), &node_id, patience), auth.warm_up());
     let options = auth.apply(options(&config, node_id).bus(bus?))?;
     let handler = create_mcp_handler(catalog.server(), options).await?;
     state.set_handler(handler.clone());

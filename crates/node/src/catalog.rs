@@ -8,7 +8,9 @@
 use std::sync::Arc;
 use std::time::{Duration, UNIX_EPOCH};
 
-use mcp_fleet_catalog_file::{CatalogError, CatalogReloader, ReloadOptions, ReloadStats, reload_on_sighup};
+use mcp_fleet_catalog_file::{
+    CatalogError, CatalogReloader, Confinement, EnvAllowlist, ReloadOptions, ReloadStats, reload_on_sighup,
+};
 use mcp_fleet_server::McpServer;
 use tokio::task::JoinHandle;
 
@@ -28,7 +30,12 @@ impl NodeCatalog {
             return Ok(NodeCatalog { server: demo::demo_server(), reloader: None });
         };
         let server = McpServer::builder("mcp-fleet", env!("CARGO_PKG_VERSION")).build();
-        let options = ReloadOptions { poll_interval: config.catalog_poll(), ..ReloadOptions::default() };
+        // What the file may reach: --catalog-files-root, MCP_CATALOG_* plus --catalog-env-allow.
+        let confinement = Confinement {
+            files_root: config.catalog_files_root.clone(),
+            env: EnvAllowlist::default().widen(&config.catalog_env_allow),
+        };
+        let options = ReloadOptions { poll_interval: config.catalog_poll(), confinement, ..ReloadOptions::default() };
         let reloader = CatalogReloader::try_new(server.clone(), path, options)?;
         reloader.reload_now().await?;
         Ok(NodeCatalog { server, reloader: Some(reloader) })

@@ -5,9 +5,11 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::Parser;
+use mcp_fleet_bus::redact::{Redacted, SecretUrl};
 use mcp_fleet_server::{CatalogNotifications, LegacyOptions};
 
-/// One replica of an mcp-fleet MCP server.
+/// One replica of an mcp-fleet MCP server. Its `Debug` shows no secret: the token is
+/// [`Redacted`], the URLs are [`SecretUrl`]s.
 #[derive(Debug, Clone, Parser)]
 #[command(name = "mcp-fleet", version, about)]
 pub(crate) struct Config {
@@ -16,21 +18,28 @@ pub(crate) struct Config {
     #[arg(long, env = "MCP_FLEET_LISTEN", default_value = "127.0.0.1:8080")]
     pub(crate) listen: SocketAddr,
 
-    /// Address of the admin endpoint (GET /livez, /readyz, /healthz, /metrics; POST
-    /// /admin/notify). Off unless given; never expose it publicly.
+    /// Address of the admin endpoint (GET /livez, /readyz, /healthz, /metrics, /admin/fleet;
+    /// POST /admin/notify). Off unless given; never expose it publicly. Beyond loopback it
+    /// needs --admin-token(-file), or --admin-insecure.
     #[arg(long, env = "MCP_FLEET_ADMIN_LISTEN")]
     pub(crate) admin_listen: Option<SocketAddr>,
 
-    /// Bearer token every POST /admin/* must carry (`Authorization: Bearer <token>`); probes
-    /// and /metrics stay open. Without a token (or token file) the admin port accepts any
-    /// caller — a warning is logged at start.
+    /// Bearer token every POST /admin/* and GET /admin/fleet must carry (`Authorization:
+    /// Bearer <token>`); probes and /metrics stay open. Without a token (or token file) the
+    /// admin port accepts any caller, so the node refuses to start unless it listens on
+    /// loopback or --admin-insecure is given.
     #[arg(long, env = "MCP_FLEET_ADMIN_TOKEN", hide_env_values = true, conflicts_with = "admin_token_file")]
-    pub(crate) admin_token: Option<String>,
+    pub(crate) admin_token: Option<Redacted<String>>,
 
     /// File holding the admin token (a mounted Secret); read at start, surrounding whitespace
     /// ignored.
     #[arg(long, env = "MCP_FLEET_ADMIN_TOKEN_FILE")]
     pub(crate) admin_token_file: Option<PathBuf>,
+
+    /// Serve the admin endpoint beyond loopback without a token (a lab only: anyone who
+    /// reaches it can publish fleet-wide change events and read the fleet).
+    #[arg(long, env = "MCP_FLEET_ADMIN_INSECURE")]
+    pub(crate) admin_insecure: bool,
 
     /// How long the bus consumer may be down before /readyz fails and the node closes its
     /// listen streams (clients reconnect to a ready replica), in seconds. A shorter blip drains
@@ -40,9 +49,9 @@ pub(crate) struct Config {
 
     /// Event bus URL: memory:// (single node), redis://host:port/db[?stream=KEY&maxlen=N],
     /// nats://host:port[?mode=core&stream=NAME&prefix=P&token=T&creds=FILE]. Every replica must
-    /// use the same one.
-    #[arg(long, env = "MCP_FLEET_BUS", default_value = "memory://")]
-    pub(crate) bus: String,
+    /// use the same one. Its credentials never show in the log.
+    #[arg(long, env = "MCP_FLEET_BUS", hide_env_values = true, default_value = "memory://")]
+    pub(crate) bus: SecretUrl,
 
     /// How long to keep retrying an unreachable bus at startup before exiting, in seconds.
     #[arg(long, env = "MCP_FLEET_BUS_CONNECT_SECS", default_value_t = 30)]
@@ -91,7 +100,7 @@ pub(crate) struct Config {
     /// OTEL_EXPORTER_OTLP_PROTOCOL (http/protobuf, the default, or http/json),
     /// OTEL_EXPORTER_OTLP_HEADERS, OTEL_EXPORTER_OTLP_TIMEOUT, OTEL_TRACES_SAMPLER, OTEL_BSP_*.
     #[arg(long, env = "MCP_FLEET_OTLP_ENDPOINT")]
-    pub(crate) otlp_endpoint: Option<String>,
+    pub(crate) otlp_endpoint: Option<SecretUrl>,
 
     /// Serve the tools, prompts and resources of this catalog file (TOML, or JSON by its
     /// `.json` extension; see deploy/catalog.example.toml) instead of the demo catalog. An
@@ -100,6 +109,17 @@ pub(crate) struct Config {
     /// and counted while the previous catalog keeps serving.
     #[arg(long, env = "MCP_FLEET_CATALOG")]
     pub(crate) catalog: Option<PathBuf>,
+
+    /// The folder a catalog's `file` resources must resolve into (symlinks followed); a file
+    /// naming anything outside is refused (default: the catalog file's own folder).
+    #[arg(long, env = "MCP_FLEET_CATALOG_FILES_ROOT")]
+    pub(crate) catalog_files_root: Option<PathBuf>,
+
+    /// More environment variables a catalog's `${VAR}` may read, comma-separated names or
+    /// `PREFIX_*` patterns, besides MCP_CATALOG_* (which are always allowed); a file naming
+    /// any other is refused.
+    #[arg(long, env = "MCP_FLEET_CATALOG_ENV_ALLOW", value_delimiter = ',')]
+    pub(crate) catalog_env_allow: Vec<String>,
 
     /// Re-read the catalog file this often even without a file event, in seconds (0: only on
     /// events and SIGHUP).
@@ -231,7 +251,7 @@ impl Config {
     /// The admin token, from the flag or the file; `Err` names the file that could not be read.
     pub(crate) fn admin_token(&self) -> Result<Option<String>, std::io::Error> {
         match (&self.admin_token, &self.admin_token_file) {
-            (Some(token), _) => Ok(Some(token.clone())),
+            (Some(token), _) => Ok(Some(token.expose().clone())),
             (None, Some(path)) => {
                 let token = std::fs::read_to_string(path)
                     .map_err(|e| std::io::Error::new(e.kind(), format!("admin token file {}: {e}", path.display())))?;
@@ -271,5 +291,28 @@ impl Config {
 
     pub(crate) fn max_stream_lifetime(&self) -> Option<Duration> {
         (self.max_stream_lifetime_secs > 0).then(|| Duration::from_secs(self.max_stream_lifetime_secs))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn debug_output_shows_no_secret() {
+        let config = Config::try_parse_from([
+            "mcp-fleet",
+            "--bus",
+            "rediss://app:SECRET-1@redis:6380/0?stream=s",
+            "--admin-token",
+            "SECRET-2",
+            "--otlp-endpoint",
+            "http://u:SECRET-3@collector:4318",
+        ])
+        .expect("valid flags");
+        let shown = format!("{config:?}");
+        assert!(shown.contains("rediss://app:***@redis:6380/0?stream=s"), "{shown}");
+        assert!(!shown.contains("SECRET"), "{shown}");
+        assert_eq!(config.bus.expose(), "rediss://app:SECRET-1@redis:6380/0?stream=s");
     }
 }

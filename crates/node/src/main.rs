@@ -18,7 +18,8 @@ use config::Config;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let config = Config::parse();
-    let telemetry = telemetry::init(config.log_json, config.otlp_endpoint.as_deref(), &config.node_id())?;
+    let telemetry =
+        telemetry::init(config.log_json, config.otlp_endpoint.as_ref().map(|url| url.expose()), &config.node_id())?;
     let result = run(config);
     // After the runtime is gone: the exporter's last batch leaves from its own thread.
     telemetry.shutdown();

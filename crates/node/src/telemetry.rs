@@ -17,6 +17,7 @@
 
 use std::time::Duration;
 
+use mcp_fleet_bus::redact::{redact_headers, redact_url};
 use mcp_fleet_server::trace::TARGET;
 use opentelemetry::KeyValue;
 use opentelemetry::trace::TracerProvider as _;
@@ -35,10 +36,14 @@ const FLUSH_DEADLINE: Duration = Duration::from_secs(5);
 /// The protocol variables, the signal-specific one first (OTLP exporter specification).
 const PROTOCOL_VARS: [&str; 2] = ["OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "OTEL_EXPORTER_OTLP_PROTOCOL"];
 
+/// The header variables, in the same order: the exporter reads them itself; the node only
+/// names the headers in its start-up line, never their values (API keys travel there).
+const HEADER_VARS: [&str; 2] = ["OTEL_EXPORTER_OTLP_TRACES_HEADERS", "OTEL_EXPORTER_OTLP_HEADERS"];
+
 /// Why telemetry could not be set up; the node does not start without it.
 #[derive(thiserror::Error)]
 pub(crate) enum TelemetryError {
-    /// The endpoint is not a plain-HTTP URL.
+    /// The endpoint is not a plain-HTTP URL (held redacted: it may carry credentials).
     #[error("--otlp-endpoint {0:?}: expected an http:// URL (TLS is not built in; export to a local collector)")]
     Endpoint(String),
     /// A protocol other than OTLP/HTTP was asked for.
@@ -87,7 +92,9 @@ pub(crate) fn init(json: bool, otlp_endpoint: Option<&str>, node_id: &str) -> Re
     };
     tracing_subscriber::registry().with(layers).try_init()?;
     if let Some(endpoint) = otlp_endpoint {
-        tracing::info!(endpoint, "exporting traces over OTLP/HTTP");
+        let headers = HEADER_VARS.iter().find_map(|var| std::env::var(var).ok()).map(|h| redact_headers(&h));
+        let (endpoint, headers) = (redact_url(endpoint), headers.unwrap_or_default());
+        tracing::info!(%endpoint, %headers, "exporting traces over OTLP/HTTP");
     }
     Ok(Telemetry { provider })
 }
@@ -147,7 +154,7 @@ fn traces_url(endpoint: &str) -> Result<String, TelemetryError> {
     let base = endpoint.trim().trim_end_matches('/');
     let host = base.strip_prefix("http://").filter(|rest| !rest.is_empty());
     if host.is_none() {
-        return Err(TelemetryError::Endpoint(endpoint.to_owned()));
+        return Err(TelemetryError::Endpoint(redact_url(endpoint)));
     }
     Ok(if base.ends_with("/v1/traces") { base.to_owned() } else { format!("{base}/v1/traces") })
 }
