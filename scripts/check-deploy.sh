@@ -12,6 +12,9 @@
 #      Kubernetes 1.31 and for the newest version the installed kubernetes-validate knows;
 #   4. that the chart's defaults and the plain manifests agree (environment, probes, PDB,
 #      HPA, NetworkPolicy, …: check-deploy/compare_defaults.py);
+#   4b. the security defaults (README, Security): the default render has the NetworkPolicy and
+#      an admin token; adminToken.enabled=false says MCP_FLEET_ADMIN_INSECURE explicitly
+#      (the node refuses a tokenless admin port beyond loopback otherwise);
 #   5. the custom resources kubernetes-validate has no schema for (ServiceMonitor,
 #      PrometheusRule, HTTPRoute) against their CRD schemas from @kubernetes-models, and the
 #      PrometheusRule expressions with a PromQL parser (see check-deploy/validate-crds.mjs for
@@ -170,19 +173,42 @@ count_result() {
     failed=$((failed + $(sed 's/.*failed=\([0-9]*\).*/\1/' <<<"$line")))
 }
 
-# The chart's defaults (plus the HPA and NetworkPolicy it renders only on request) against
-# the plain manifests.
+# The chart's defaults (plus the HPA it renders only on request) against the plain manifests.
 parity() {
     echo "== chart defaults = plain manifests (deploy/kubernetes)"
     local out status=0
     if ! out=$("$helm" template mcp "$chart" -n mcp --kube-version "$kube_oldest" \
-        --set autoscaling.enabled=true --set networkPolicy.enabled=true --output-dir "$work/parity" 2>&1); then
+        --set autoscaling.enabled=true --output-dir "$work/parity" 2>&1); then
         not_ok "template for the comparison"; echo "$out" | sed 's/^/       /'; return
     fi
     out=$("$venv/bin/python" "$tools/compare_defaults.py" "$work/parity" deploy/kubernetes) || status=$?
     sed -e '/^RESULT /d' -e 's/^/  /' <<<"$out"
     count_result "$out" compare_defaults.py
     [ "$status" -le 1 ] || not_ok "compare_defaults.py exited $status"
+}
+
+# What a default install gets without asking (each line: values, then what the render must
+# or must not contain).
+security_defaults() {
+    echo "== security defaults (README, Security)"
+    local out
+    check_render() {
+        local what=$1 want=$2 text=$3 found; shift 3
+        if ! out=$("$helm" template mcp "$chart" -n mcp --kube-version "$kube_oldest" "$@" 2>&1); then
+            not_ok "$what: the render failed"; echo "$out" | sed 's/^/       /'; return
+        fi
+        if grep -qF -- "$text" <<<"$out"; then found=yes; else found=no; fi
+        if [ "$found" = "$want" ]; then ok "$what"; else not_ok "$what"; fi
+    }
+    check_render "the default render has the NetworkPolicy" yes "kind: NetworkPolicy"
+    check_render "the default render mounts an admin token" yes "name: MCP_FLEET_ADMIN_TOKEN_FILE"
+    check_render "the default render is not insecure" no "MCP_FLEET_ADMIN_INSECURE"
+    check_render "adminToken.enabled=false is explicitly insecure" yes "name: MCP_FLEET_ADMIN_INSECURE" \
+        --set adminToken.enabled=false
+    check_render "auth.allowAnonymous lets an Ingress render with auth off" yes "kind: Ingress" \
+        --set ingress.enabled=true --set auth.allowAnonymous=true
+    check_render "catalog.envAllow reaches the node" yes 'value: "ORDERS_TOKEN,PAYMENTS_*"' \
+        -f "$chart/ci/catalog-configmap-values.yaml"
 }
 
 validate() {
@@ -212,5 +238,6 @@ lint_and_render
 render_guards
 validate
 parity
+security_defaults
 echo "check-deploy: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -5,7 +5,7 @@ Used by scripts/check-deploy.sh, run with the venv's Python (PyYAML):
     compare_defaults.py CHART_RENDER_DIR deploy/kubernetes
 
 CHART_RENDER_DIR holds `helm template --output-dir` of the chart with its default values
-plus autoscaling.enabled and networkPolicy.enabled (so the HPA and the NetworkPolicy render).
+plus autoscaling.enabled (so the HPA renders; the NetworkPolicy is on by default).
 The two are written by hand and drift easily (the stream lifetime once differed: 3600 s in
 the manifests, off in the chart); this compares what both are meant to share: the node's
 environment, probes, lifecycle, security settings, resources, the PDB, the HPA and the

@@ -24,10 +24,22 @@ here, since duplicate names make server-side apply fail and are ambiguous to rea
 {{- if .Values.adminToken.enabled }}
 - name: MCP_FLEET_ADMIN_TOKEN_FILE
   value: {{ printf "%s/token" (include "mcp-fleet.adminTokenDir" .) | quote }}
+{{- else }}
+{{- /* The admin port listens on 0.0.0.0 (the probes need it): no token is an explicit choice. */}}
+- name: MCP_FLEET_ADMIN_INSECURE
+  value: "true"
 {{- end }}
 {{- if .Values.catalog.enabled }}
 - name: MCP_FLEET_CATALOG
   value: {{ printf "%s/%s" (trimSuffix "/" .Values.catalog.mountPath) .Values.catalog.key | quote }}
+{{- with .Values.catalog.filesRoot }}
+- name: MCP_FLEET_CATALOG_FILES_ROOT
+  value: {{ . | quote }}
+{{- end }}
+{{- with .Values.catalog.envAllow }}
+- name: MCP_FLEET_CATALOG_ENV_ALLOW
+  value: {{ join "," . | quote }}
+{{- end }}
 {{- end }}
 - name: MCP_FLEET_LOG_JSON
   value: {{ ternary "true" "false" .Values.logJson | quote }}

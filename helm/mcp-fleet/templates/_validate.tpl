@@ -9,6 +9,7 @@ Each one has a case in ../ci-invalid/ that scripts/check-deploy.sh expects to fa
 {{- include "mcp-fleet.validateScaling" . }}
 {{- include "mcp-fleet.validateHTTPRoute" . }}
 {{- include "mcp-fleet.validateExtras" . }}
+{{- include "mcp-fleet.validateExposure" . }}
 {{- if not .Values.allowedOrigins }}
 {{- fail "allowedOrigins must list at least one hostname (or \"*\")" }}
 {{- end }}
@@ -116,6 +117,23 @@ node closes after up to maxStreamLifetimeSecs +10 %: a finite timeout must outla
 {{- if and (gt $request 0) (gt $backend $request) }}
 {{- fail (printf "httpRoute.timeouts.backendRequest (%s) must not exceed httpRoute.timeouts.request (%s) (Gateway API rule)" .timeouts.backendRequest .timeouts.request) }}
 {{- end }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{/*
+Without auth every tool is served to whoever reaches /mcp: publishing it beyond the cluster
+must be a decision (auth.allowAnonymous), not a default.
+*/}}
+{{- define "mcp-fleet.validateExposure" -}}
+{{- if not (or .Values.auth.enabled .Values.auth.allowAnonymous) }}
+{{- $public := "" }}
+{{- if .Values.ingress.enabled }}{{ $public = "ingress.enabled" }}
+{{- else if .Values.httpRoute.enabled }}{{ $public = "httpRoute.enabled" }}
+{{- else if has .Values.service.type (list "LoadBalancer" "NodePort") }}{{ $public = printf "service.type=%s" .Values.service.type }}
+{{- end }}
+{{- if $public }}
+{{- fail (printf "%s publishes /mcp with auth.enabled=false: anyone who reaches it may call every tool. Turn on auth (auth.enabled, auth.issuer, auth.audience) or set auth.allowAnonymous=true" $public) }}
 {{- end }}
 {{- end }}
 {{- end }}
