@@ -93,6 +93,17 @@ impl Fleet {
     /// Start the fleet, every node with `options()` plus its own bus connection; `None` when
     /// the broker is unreachable (see [`broker_or_skip`]).
     pub async fn start(broker: Broker, options: impl Fn() -> HandlerOptions) -> Option<Fleet> {
+        Fleet::start_with(broker, options, test_server, |_, bus| bus).await
+    }
+
+    /// [`Fleet::start`], every node serving `server()`, on its bus connection as `wrap` (given
+    /// the node's index) returns it — a test wraps the bus of a node it will cut off.
+    pub async fn start_with(
+        broker: Broker,
+        options: impl Fn() -> HandlerOptions,
+        server: impl Fn() -> mcp_fleet_server::McpServer,
+        wrap: impl Fn(usize, Arc<dyn mcp_fleet_bus::ServerEventBus>) -> Arc<dyn mcp_fleet_bus::ServerEventBus>,
+    ) -> Option<Fleet> {
         let url = broker_or_skip(broker).await?;
         let unique = unique_name();
         let buses = match broker {
@@ -121,8 +132,8 @@ impl Fleet {
         };
         let mut nodes = Vec::new();
         for (i, bus) in buses.dyn_buses().into_iter().enumerate() {
-            let node_options = options().node_id(format!("node-{i}")).bus(bus);
-            nodes.push(TestNode::start(test_server(), node_options).await);
+            let node_options = options().node_id(format!("node-{i}")).bus(wrap(i, bus));
+            nodes.push(TestNode::start(server(), node_options).await);
         }
         Some(Fleet { nodes, buses })
     }

@@ -1,6 +1,7 @@
 //! Test harness for end-to-end tests: start real nodes on 127.0.0.1:0 and talk to them with a
 //! real HTTP client (hyper), over HTTP/1.1 or h2c. [`cluster`] runs fleets on real brokers;
-//! [`idp`] is an OAuth identity provider for nodes that take bearer tokens.
+//! [`idp`] is an OAuth identity provider for nodes that take bearer tokens; [`tasks`] and
+//! [`tasks_spec`] drive the tasks extension, on one node and across a fleet.
 
 /// The README's code is compiled as a doctest here (the crate that depends on everything), so
 /// the embedding example cannot rot.
@@ -14,6 +15,8 @@ pub mod faults;
 pub mod idp;
 pub mod legacy;
 pub mod proxy;
+pub mod tasks;
+pub mod tasks_spec;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -170,7 +173,8 @@ impl McpClient {
         McpClient { client: Client::builder(TokioExecutor::new()).http2_only(true).build_http(), url }
     }
 
-    /// Standard headers for a body (`Mcp-Name` from `params.name`/`params.uri` when relevant).
+    /// Standard headers for a body (`Mcp-Name` from `params.name`/`params.uri`/`params.taskId`
+    /// when relevant).
     pub fn standard_headers(body: &Value) -> Vec<(String, String)> {
         let method = body["method"].as_str().unwrap_or_default().to_owned();
         let mut h = vec![
@@ -182,6 +186,7 @@ impl McpClient {
         let name = match method.as_str() {
             "tools/call" | "prompts/get" => body["params"]["name"].as_str(),
             "resources/read" => body["params"]["uri"].as_str(),
+            "tasks/get" | "tasks/update" | "tasks/cancel" => body["params"]["taskId"].as_str(),
             _ => None,
         };
         if let Some(name) = name {

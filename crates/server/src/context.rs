@@ -89,6 +89,8 @@ pub struct CallContext {
     /// MRTR: the verified `requestState` payload echoed by the client, when present.
     pub request_state: Option<Value>,
     pub(crate) notifications: Option<NotificationSender>,
+    /// The task this call may become (the tasks extension), when it may become one.
+    pub(crate) task: Option<Arc<crate::tasks::TaskLink>>,
 }
 
 impl CallContext {
@@ -100,13 +102,61 @@ impl CallContext {
             input_responses: None,
             request_state: None,
             notifications,
+            task: None,
         }
+    }
+
+    /// Turn this call into a task now (the tasks extension), if it may become one — the tool
+    /// supports tasks ([`TaskSupport`](crate::TaskSupport)) and the client declared the extension
+    /// on this request: the task is created in the fleet's store, the client gets it as the
+    /// call's answer, and this handler keeps running; its answer will complete the task (an
+    /// `input_required` answer asks the client through the task, and the handler runs again
+    /// with the answers, as an MRTR retry). `true` once the call is a task (also when it
+    /// already was, or became one because it ran longer than
+    /// [`TaskOptions::create_after`](crate::TaskOptions::create_after)); `false` when it
+    /// cannot be one (then carry on: the client waits for the answer).
+    pub async fn run_as_task(&self) -> bool {
+        match &self.task {
+            Some(link) => link.become_task(false).await.is_some(),
+            None => false,
+        }
+    }
+
+    /// Turn this call into a task whose work lives elsewhere: as
+    /// [`run_as_task`](Self::run_as_task), but the task ends only through the returned handle
+    /// (or a cancel, or its TTL), on any replica — this handler's own answer is then ignored.
+    /// `-32603` when the call cannot become a task.
+    pub async fn detach_task(&self) -> Result<crate::TaskHandle, mcp_fleet_protocol::RpcError> {
+        let link = self.task.as_ref().filter(|l| l.allowed);
+        let id = match link {
+            Some(link) => link.become_task(true).await,
+            None => None,
+        };
+        match (link, id) {
+            (Some(link), Some(id)) => Ok(crate::TaskHandle::new(link.tasks.clone(), id)),
+            _ => Err(mcp_fleet_protocol::RpcError::internal(
+                "This call cannot become a task: its tool does not support tasks, or the client did not declare the \
+                 io.modelcontextprotocol/tasks extension",
+            )),
+        }
+    }
+
+    /// The id of the task this call became, if it did.
+    pub fn task_id(&self) -> Option<String> {
+        self.task.as_ref().and_then(|link| link.task_id())
     }
 
     /// Send `notifications/progress` if the request carried a progress token (otherwise a
     /// no-op). `progress` must increase with every call. The first notification switches the
     /// response to SSE.
+    ///
+    /// Once the call is a task, a progress report sets the task's status message instead (the
+    /// `message`, else `progress/total`), written at most once per
+    /// [`TaskOptions::status_interval`](crate::TaskOptions::status_interval).
     pub async fn progress(&self, progress: f64, total: Option<f64>, message: Option<&str>) {
+        if self.task.as_ref().is_some_and(|link| link.report(progress, total, message)) {
+            return;
+        }
         let (Some(token), Some(tx)) = (&self.meta.progress_token, &self.notifications) else { return };
         let mut params = Map::new();
         params.insert("progressToken".into(), token.clone());
@@ -123,8 +173,12 @@ impl CallContext {
     }
 
     /// Send `notifications/message` if the request opted in with a log level at or below
-    /// `level` (L-2: never without the opt-in).
+    /// `level` (L-2: never without the opt-in). A task has no log messages (the extension
+    /// defines none): once the call is one, this is a no-op.
     pub async fn log(&self, level: LogLevel, logger: Option<&str>, data: Value) {
+        if self.task_id().is_some() {
+            return;
+        }
         let (Some(min), Some(tx)) = (self.meta.log_level, &self.notifications) else { return };
         if level < min {
             return;

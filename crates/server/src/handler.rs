@@ -1,7 +1,7 @@
 //! [`create_mcp_handler`]: builds an [`McpHandler`] from a server factory and options, and
 //! starts its background tasks — the supervised bus consumer and its health monitor, the
-//! outbox publisher, the listen tick. They stop when the handler shuts down or when the last
-//! clone of the handler is dropped.
+//! outbox publisher, the listen tick, the tasks' loop. They stop when the handler shuts down or
+//! when the last clone of the handler is dropped.
 //!
 //! The handler is transport-glue-free state; `http` serves it with hyper and `shutdown` ends
 //! it gracefully.
@@ -23,6 +23,7 @@ use crate::methods::state::StateCodec;
 use crate::metrics::Metrics;
 use crate::notify::{Notifier, NotifierCore, Outbox};
 use crate::options::HandlerOptions;
+use crate::tasks::{TaskParts, TaskSignals, Tasks};
 
 /// Shared state of one handler.
 pub(crate) struct HandlerShared {
@@ -36,6 +37,8 @@ pub(crate) struct HandlerShared {
     pub(crate) fanout: Arc<Fanout>,
     /// The 2025 era: sessions in the fleet, GET streams, relayed answers.
     pub(crate) legacy: Legacy,
+    /// The tasks extension (`None` when off, or without a keyspace).
+    pub(crate) tasks: Option<Arc<Tasks>>,
     pub(crate) health: Arc<BusHealth>,
     pub(crate) metrics: Metrics,
     pub(crate) state_codec: StateCodec,
@@ -83,7 +86,9 @@ pub async fn create_mcp_handler(
     let router = ListenRouter::new(options.listen, metrics.clone());
     let session_streams =
         SessionStreams::new(options.legacy.max_streams, options.legacy.replay_events, metrics.clone());
-    let fanout = Arc::new(Fanout::new(router.clone(), session_streams.clone(), metrics.clone(), options.dedupe_window));
+    let (task_signals, task_events) = TaskSignals::new();
+    let streams = (router.clone(), session_streams.clone(), task_signals.clone());
+    let fanout = Arc::new(Fanout::new(streams, metrics.clone(), options.dedupe_window));
     let outbox = Arc::new(Outbox::new(metrics.clone()));
     let timing = FleetTiming { ttl: options.membership_ttl, convergence_timeout: options.convergence_timeout };
     let fleet = Arc::new(FleetWatch::new(
@@ -103,6 +108,15 @@ pub async fn create_mcp_handler(
     });
     let events = bus.subscribe().await?;
     let legacy = Legacy::open(&options.legacy, &bus, session_streams).await?;
+    let task_parts = TaskParts {
+        bus: bus.clone(),
+        router: router.clone(),
+        signals: task_signals.clone(),
+        fleet: fleet.clone(),
+        metrics: metrics.clone(),
+        membership_ttl: options.membership_ttl,
+    };
+    let tasks = Tasks::open(&options.tasks, task_parts).await?;
     factory.attach(&notifier)?;
     let health = Arc::new(BusHealth::new(options.bus_down_grace));
     let limits = limit_gate(&options, &bus, &fleet).await;
@@ -116,6 +130,7 @@ pub async fn create_mcp_handler(
         router: router.clone(),
         fanout: fanout.clone(),
         legacy,
+        tasks: tasks.clone(),
         health: health.clone(),
         metrics: metrics.clone(),
         state_codec,
@@ -126,6 +141,9 @@ pub async fn create_mcp_handler(
     });
     let stop = || shared.shutdown.subscribe();
     tokio::spawn(crate::legacy::maintain(&shared, stop()));
+    if let Some(tasks) = tasks {
+        tokio::spawn(tasks.follow(task_signals, task_events, stop()));
+    }
     let parts = ConsumerParts { bus: bus.clone(), fanout, health: health.clone(), metrics, stop: stop() };
     tokio::spawn(supervisor::run(parts, events));
     tokio::spawn(monitor::run(bus.clone(), health, router.clone(), stop()));

@@ -18,6 +18,7 @@
 //! | [`CallContext`], [`RequestContext`], [`Principal`] | Who is calling, with what request. |
 //! | [`Authenticator`], [`AuthError`] | The authentication hook. |
 //! | [`Notifier`] | `handler.notify().tools_changed()` and friends. |
+//! | [`TaskSupport`], [`TaskOptions`], [`TaskHandle`] | The tasks extension: which tools' calls may become tasks, the tasks' lifetime and bounds, and tasks completed from outside their handler ([`McpHandler::task`]). |
 //! | [`BusHealthState`] | Whether the node hears the bus ([`McpHandler::bus_health`]). |
 //! | [`CatalogNotifications`], [`FleetStatus`], [`FleetMember`], [`ListConvergence`], [`CatalogRevisions`] | Fleet-consistent catalogs: when catalog changes are announced, and the fleet's membership ([`McpHandler::fleet`]). |
 //! | [`ResponseBody`] | The body type of [`McpHandler::handle`]'s responses. |
@@ -42,7 +43,8 @@
 //!
 //! Inside: `catalog` (the server definition), `methods` (one file per method family),
 //! `listen` (the bus consumer, the router and the listen streams), `legacy` (the 2025 era:
-//! sessions in the fleet, the GET stream, server-to-client requests), `notify` (the two paths a
+//! sessions in the fleet, the GET stream, server-to-client requests), `tasks` (the tasks
+//! extension: tasks in the fleet's store, their runners, `tasks/*`), `notify` (the two paths a
 //! change travels), `http` (the hyper service and accept loop), `shutdown`, `trace` (the spans).
 
 mod auth;
@@ -61,6 +63,7 @@ mod notify;
 mod options;
 mod outcome;
 mod shutdown;
+mod tasks;
 pub mod trace;
 
 #[cfg(feature = "oauth")]
@@ -97,6 +100,7 @@ pub use listen::BusHealthState;
 pub use notify::Notifier;
 pub use options::{HandlerOptions, ResponseMode};
 pub use outcome::{InputRequired, Outcome};
+pub use tasks::{TaskHandle, TaskOptions, TaskSupport};
 
 pub use mcp_fleet_protocol::envelope::LogLevel;
 pub use mcp_fleet_protocol::{ListKind, RpcError};

@@ -11,6 +11,7 @@ use std::sync::atomic::Ordering;
 use mcp_fleet_bus::{BusCounters, ServerEventBus};
 
 use crate::fleet::CatalogRevisions;
+use mcp_fleet_protocol::tasks::TaskStatus;
 use prometheus_client::collector::Collector;
 use prometheus_client::encoding::{DescriptorEncoder, EncodeLabelSet, EncodeMetric};
 use prometheus_client::metrics::counter::{ConstCounter, Counter};
@@ -66,6 +67,93 @@ pub(crate) struct Metrics {
     pub(crate) event_age: Histogram,
     /// The 2025 era's sessions and GET streams.
     pub(crate) legacy: LegacyMetrics,
+    /// The tasks extension.
+    pub(crate) tasks: TaskMetrics,
+}
+
+/// Metrics of the tasks extension (see `crate::tasks`).
+#[derive(Debug, Clone)]
+pub(crate) struct TaskMetrics {
+    /// Tasks created on this node.
+    pub(crate) created: Counter,
+    /// This node's running tasks, by status (`working`, `input_required`).
+    running: Family<StatusLabel, Gauge>,
+    /// Tasks that reached a terminal status through this node, by status.
+    finished: Family<StatusLabel, Counter>,
+    /// Creation to terminal status, by status, in seconds.
+    duration: Family<StatusLabel, Histogram>,
+    /// `tasks/update` and `tasks/cancel` served here for a task running on another replica
+    /// (which the change reached through the bus), by method.
+    routed: Family<MethodLabel, Counter>,
+    /// Tasks failed because their runner was gone, by reason.
+    orphaned: Family<ReasonLabel, Counter>,
+}
+
+impl Default for TaskMetrics {
+    fn default() -> Self {
+        TaskMetrics {
+            created: Counter::default(),
+            running: Family::default(),
+            finished: Family::default(),
+            // 10 ms … ~23 h.
+            duration: Family::new_with_constructor(|| Histogram::new(exponential_buckets(0.01, 3.0, 16))),
+            routed: Family::default(),
+            orphaned: Family::default(),
+        }
+    }
+}
+
+/// Label of the task metrics by status.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
+pub(crate) struct StatusLabel {
+    pub(crate) status: &'static str,
+}
+
+impl TaskMetrics {
+    /// A task reached `status` after `took`.
+    pub(crate) fn finished(&self, status: TaskStatus, took: std::time::Duration) {
+        let label = StatusLabel { status: status.as_str() };
+        self.finished.get_or_create(&label).inc();
+        self.duration.get_or_create(&label).observe(took.as_secs_f64());
+    }
+
+    /// A task was failed because its runner was gone (`reason`).
+    pub(crate) fn orphaned(&self, reason: &'static str) {
+        self.orphaned.get_or_create(&ReasonLabel { reason }).inc();
+    }
+
+    /// A `method` for a task running elsewhere was served here.
+    pub(crate) fn routed(&self, method: &'static str) {
+        self.routed.get_or_create(&MethodLabel { method }).inc();
+    }
+
+    /// One running task of this node, counted under `status` until dropped.
+    pub(crate) fn active(&self, status: TaskStatus) -> ActiveTask {
+        let gauge = self.running.get_or_create(&StatusLabel { status: status.as_str() }).clone();
+        gauge.inc();
+        ActiveTask { metrics: self.clone(), gauge }
+    }
+}
+
+/// A running task in [`TaskMetrics`]'s gauge of its status (see [`TaskMetrics::active`]).
+pub(crate) struct ActiveTask {
+    metrics: TaskMetrics,
+    gauge: Gauge,
+}
+
+impl ActiveTask {
+    /// It moved to `status`.
+    pub(crate) fn set(&mut self, status: TaskStatus) {
+        self.gauge.dec();
+        self.gauge = self.metrics.running.get_or_create(&StatusLabel { status: status.as_str() }).clone();
+        self.gauge.inc();
+    }
+}
+
+impl Drop for ActiveTask {
+    fn drop(&mut self) {
+        self.gauge.dec();
+    }
 }
 
 /// Metrics of 2025-era clients (see `crate::legacy`).
@@ -124,6 +212,7 @@ impl Default for Metrics {
             // 0.5 ms … ~4 s.
             event_age: Histogram::new(exponential_buckets(0.0005, 2.0, 14)),
             legacy: LegacyMetrics::default(),
+            tasks: TaskMetrics::default(),
         }
     }
 }
@@ -243,6 +332,25 @@ impl Metrics {
             l.server_requests,
         );
         registry.register("protocol_requests", "Requests served, by protocol version", l.requests);
+        let t = m.tasks;
+        registry.register("tasks_created", "Tasks created on this node", t.created);
+        registry.register("tasks", "This node's running tasks, by status (working, input_required)", t.running);
+        registry.register(
+            "tasks_finished",
+            "Tasks that reached a terminal status through this node, by status",
+            t.finished,
+        );
+        registry.register("task_duration_seconds", "Task creation to terminal status, by status", t.duration);
+        registry.register(
+            "task_requests_routed",
+            "tasks/update and tasks/cancel served for a task running on another replica, by method",
+            t.routed,
+        );
+        registry.register(
+            "tasks_orphaned",
+            "Tasks failed because their runner was gone: replica_lost, replica_restarted, runner_stopped, drained, expired",
+            t.orphaned,
+        );
         registry.register_collector(Box::new(RevisionCollector(catalogs.clone())));
         registry.register("bus_event_age_seconds", "Publish-to-router age of bus events", m.event_age);
         registry.register_collector(Box::new(BusCollector { counters: bus.counters(), connected }));

@@ -14,6 +14,7 @@ use crate::error::ServerError;
 use crate::fleet::CatalogNotifications;
 use crate::legacy::LegacyOptions;
 use crate::listen::ListenLimits;
+use crate::tasks::TaskOptions;
 
 /// When a call's response is JSON or SSE (STRM-3).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -68,6 +69,7 @@ pub struct HandlerOptions {
     pub(crate) membership_ttl: Duration,
     pub(crate) convergence_timeout: Duration,
     pub(crate) legacy: LegacyOptions,
+    pub(crate) tasks: TaskOptions,
 }
 
 impl Default for HandlerOptions {
@@ -101,6 +103,7 @@ impl Default for HandlerOptions {
             membership_ttl: Duration::from_secs(10),
             convergence_timeout: Duration::from_secs(60),
             legacy: LegacyOptions::default(),
+            tasks: TaskOptions::default(),
         }
     }
 }
@@ -393,6 +396,13 @@ impl HandlerOptions {
         self
     }
 
+    /// The tasks extension: its TTL, polling hint, bounds and timing (see [`TaskOptions`]);
+    /// [`TaskOptions::disabled`] turns it off. Default: on, with the defaults.
+    pub fn tasks(mut self, tasks: TaskOptions) -> Self {
+        self.tasks = tasks;
+        self
+    }
+
     /// This node's id: the configured one, else `HOSTNAME-pid`.
     pub(crate) fn resolved_node_id(&self) -> String {
         self.node_id.clone().unwrap_or_else(|| {
@@ -440,6 +450,7 @@ impl HandlerOptions {
             return invalid("membership_ttl must be at least 500 ms and convergence_timeout positive");
         }
         self.legacy.validate().map_err(|what| ServerError::Options(what.to_owned()))?;
+        self.tasks.validate().map_err(|what| ServerError::Options(what.to_owned()))?;
         Ok(())
     }
 }

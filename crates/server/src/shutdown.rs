@@ -1,6 +1,7 @@
 //! Graceful shutdown: one signal stops the accept loops, every listen stream writes its
 //! completion result and ends (an open SSE stream would otherwise keep the drain from ever
-//! finishing), background tasks stop, and the whole drain has a deadline.
+//! finishing), background tasks stop, running tasks (of the tasks extension) are waited for,
+//! and the whole drain has a deadline.
 
 use crate::handler::McpHandler;
 
@@ -11,12 +12,25 @@ impl McpHandler {
         self.shared.metrics.draining.set(1);
         self.shared.router.close_all();
         self.shared.legacy.streams.close_all();
+        if let Some(tasks) = &self.shared.tasks {
+            // Before this node leaves the membership, so no replica counts its tasks orphaned.
+            tasks.begin_drain(self.shared.options.shutdown_deadline).await;
+        }
         let _ = self.shared.shutdown.send(true);
         let mut serving = self.shared.serving.subscribe();
-        let drained = serving.wait_for(|n| *n == 0);
+        // The `Ref` it answers is not `Send`: drop it at once (the join holds outputs).
+        let drained = async {
+            let _ = serving.wait_for(|n| *n == 0).await;
+        };
         // Serve loops apply the deadline themselves; this bound only guards a stuck loop.
         let bound = self.shared.options.shutdown_deadline + std::time::Duration::from_secs(1);
-        if tokio::time::timeout(bound, drained).await.is_err() {
+        // Running tasks get the same deadline; those still running then fail, saying so.
+        let tasks = async {
+            if let Some(tasks) = &self.shared.tasks {
+                tasks.drain(self.shared.options.shutdown_deadline).await;
+            }
+        };
+        if tokio::time::timeout(bound, futures_util::future::join(drained, tasks)).await.is_err() {
             tracing::warn!("serve loops did not finish draining in time");
         }
     }

@@ -14,6 +14,7 @@ use super::listing::Listing;
 use super::server::Catalog;
 use super::template::UriTemplate;
 use crate::error::ServerError;
+use crate::tasks::TaskSupport;
 
 /// Edits applied together by [`McpServer::batch`](crate::McpServer::batch): one catalog
 /// swap, one announcement per list touched.
@@ -49,6 +50,7 @@ impl CatalogEdit<'_> {
             required_capabilities: required,
             param_headers,
             required_scopes: Vec::new(),
+            task_support: TaskSupport::default(),
             run: shared(handler),
         };
         self.catalog.tools.upsert(entry);
@@ -102,6 +104,13 @@ impl CatalogEdit<'_> {
         let scopes: Vec<String> = scopes.into_iter().map(Into::into).collect();
         let found = self.catalog.tools.modify(tool, |e| e.required_scopes = scopes);
         self.touch_if(found, ListKind::Tools)
+    }
+
+    /// Let a tool's calls become tasks (see [`TaskSupport`]); re-adding the tool resets it to
+    /// [`TaskSupport::Forbidden`]. Not announced: lists do not show it. `false` if there is no
+    /// such tool.
+    pub fn set_task_support(&mut self, tool: &str, support: TaskSupport) -> bool {
+        self.catalog.tools.modify(tool, |e| e.task_support = support)
     }
 
     /// Replace a resource's definition, keeping its reader; `false` if it does not exist.

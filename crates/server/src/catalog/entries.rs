@@ -24,6 +24,8 @@ pub(crate) struct ToolEntry {
     pub(crate) param_headers: Vec<ParamHeader>,
     /// OAuth scopes a principal needs to see and call it (empty: none).
     pub(crate) required_scopes: Vec<String>,
+    /// Whether its calls may become tasks (the tasks extension).
+    pub(crate) task_support: crate::tasks::TaskSupport,
     pub(crate) run: ToolFn,
 }
 

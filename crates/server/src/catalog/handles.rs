@@ -10,6 +10,7 @@ use mcp_fleet_protocol::types::{Prompt, Resource, Tool};
 use super::edit::CatalogEdit;
 use super::server::McpServer;
 use crate::error::ServerError;
+use crate::tasks::TaskSupport;
 
 /// A handle on one registered entry.
 ///
@@ -84,6 +85,29 @@ impl EntryHandle {
         }
         let scopes: Vec<String> = scopes.into_iter().map(Into::into).collect();
         self.apply(|e, _, key| Ok(e.require_scopes(key, scopes))).await
+    }
+
+    /// Let this tool's calls become tasks (see [`TaskSupport`]).
+    ///
+    /// ```
+    /// use mcp_fleet_server::{McpServer, TaskSupport, types::{CallToolResult, Tool}};
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let server = McpServer::builder("demo", "1").build();
+    /// let export = server.tool(Tool::new("export", "Exports everything"), |call| async move {
+    ///     call.ctx.run_as_task().await; // a task from here on, for clients that support tasks
+    ///     Ok(CallToolResult::text("exported"))
+    /// });
+    /// export.task_support(TaskSupport::Optional).await.unwrap();
+    /// # });
+    /// ```
+    pub async fn task_support(&self, support: TaskSupport) -> Result<(), ServerError> {
+        if self.kind != ListKind::Tools {
+            return Err(ServerError::Definition(format!(
+                "{:?} {:?} is not a tool; only tool calls become tasks",
+                self.kind, self.key
+            )));
+        }
+        self.apply(|e, _, key| Ok(e.set_task_support(key, support))).await
     }
 
     /// Replace a resource's definition (same URI), keeping its reader.

@@ -25,6 +25,7 @@ use super::handles::EntryHandle;
 use super::listing::Listing;
 use crate::error::ServerError;
 use crate::notify::Notifier;
+use crate::tasks::TaskSupport;
 
 /// The catalog snapshot requests are served from.
 #[derive(Clone, Default)]
@@ -134,6 +135,44 @@ impl McpServer {
         let name = tool.name.clone();
         self.edit(|e| e.add_tool_requiring(tool, required, handler))?;
         Ok(EntryHandle::new(self.clone(), ListKind::Tools, name))
+    }
+
+    /// Register a tool whose calls may become tasks (the tasks extension; see [`TaskSupport`]):
+    /// the handler is written as any other — it returns or awaits as usual, and may call
+    /// [`CallContext::run_as_task`](crate::CallContext::run_as_task) when it knows it will be
+    /// long.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use mcp_fleet_server::{McpServer, TaskSupport, types::{CallToolResult, Tool}};
+    /// let server = McpServer::builder("demo", "1").build();
+    /// server.task_tool(Tool::new("report", "Builds the monthly report"), TaskSupport::Optional, |call| async move {
+    ///     for step in 1..=3 {
+    ///         call.ctx.progress(f64::from(step), Some(3.0), Some("crunching")).await; // a task's status message
+    ///         tokio::time::sleep(Duration::from_millis(10)).await;
+    ///     }
+    ///     Ok(CallToolResult::text("report ready"))
+    /// });
+    /// ```
+    ///
+    /// # Panics
+    /// If the tool's definition is invalid (as [`McpServer::tool`]).
+    pub fn task_tool(
+        &self,
+        tool: Tool,
+        support: TaskSupport,
+        handler: impl Handler<ToolCall, CallToolResult>,
+    ) -> EntryHandle {
+        let name = tool.name.clone();
+        let added = self.edit(|e| {
+            e.add_tool_requiring(tool, None, handler)?;
+            e.set_task_support(&name, support);
+            Ok::<_, ServerError>(())
+        });
+        match added {
+            Ok(()) => EntryHandle::new(self.clone(), ListKind::Tools, name),
+            Err(e) => panic!("{e}"),
+        }
     }
 
     /// Register a static resource and the function that reads it.

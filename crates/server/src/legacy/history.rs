@@ -67,8 +67,8 @@ impl History {
 
     /// Remember an event from the bus (duplicates included: replaying one twice is harmless).
     pub(crate) fn record(&self, event: &EventEnvelope, meta: &Value) {
-        if event.version == 0 || event.kind == EventKind::SessionChanged {
-            return; // not a positioned change (a local announcement, or a session's business)
+        if event.version == 0 || matches!(event.kind, EventKind::SessionChanged | EventKind::TaskChanged) {
+            return; // not a positioned change (a local announcement), or a session's or task's business
         }
         let position = (event.epoch, event.version);
         let mut ring = self.lock();

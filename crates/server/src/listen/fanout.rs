@@ -12,13 +12,14 @@
 
 use std::sync::{Mutex, PoisonError};
 
-use mcp_fleet_bus::{DedupeWindow, EventEnvelope, GapReason};
+use mcp_fleet_bus::{DedupeWindow, EventEnvelope, EventKind, GapReason};
 use mcp_fleet_protocol::cursor::revision_hex;
 use serde_json::{Value, json};
 
 use super::router::ListenRouter;
 use crate::legacy::SessionStreams;
 use crate::metrics::Metrics;
+use crate::tasks::{TaskSignal, TaskSignals};
 use crate::trace;
 
 /// Deduplicating, position-keeping entrance to the [`ListenRouter`].
@@ -26,6 +27,8 @@ pub(crate) struct Fanout {
     router: ListenRouter,
     /// 2025-era sessions' GET streams hear the same events (see `crate::legacy`).
     sessions: SessionStreams,
+    /// Task events go to the tasks' loop (see `crate::tasks`), and so do gaps.
+    tasks: TaskSignals,
     metrics: Metrics,
     /// Std mutexes: uncontended (the consumer task, and the rare local announcement), never
     /// held across `.await`.
@@ -36,10 +39,15 @@ pub(crate) struct Fanout {
 
 impl Fanout {
     /// A fanout remembering `dedupe_window` event ids.
-    pub(crate) fn new(router: ListenRouter, sessions: SessionStreams, metrics: Metrics, dedupe_window: usize) -> Self {
+    pub(crate) fn new(
+        (router, sessions, tasks): (ListenRouter, SessionStreams, TaskSignals),
+        metrics: Metrics,
+        dedupe_window: usize,
+    ) -> Self {
         Fanout {
             router,
             sessions,
+            tasks,
             metrics,
             dedupe: Mutex::new(DedupeWindow::new(dedupe_window)),
             position: Mutex::new(None),
@@ -59,6 +67,10 @@ impl Fanout {
         let span = trace::delivery_span(event);
         let _delivering = span.enter();
         *self.position.lock().unwrap_or_else(PoisonError::into_inner) = Some((event.epoch, event.version));
+        if let (EventKind::TaskChanged, Some(id)) = (event.kind, &event.uri) {
+            self.tasks.send(TaskSignal::Changed { id: id.clone(), origin: event.origin.clone() });
+            return;
+        }
         let streams = self.router.deliver(event, &meta);
         self.sessions.deliver(event, &meta);
         trace::record_delivered(&span, streams);
@@ -91,6 +103,7 @@ impl Fanout {
         let meta = self.gap_meta();
         self.router.invalidate_all(&meta);
         self.sessions.invalidate_all(&meta);
+        self.tasks.send(TaskSignal::RefreshAll);
     }
 
     /// `{"gap": true, "epoch": …, "lastVersion": …}` (the position only once one is known).

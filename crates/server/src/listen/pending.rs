@@ -18,6 +18,8 @@ pub(crate) struct PendingSet {
     /// announced as resource-list changes).
     lists: [Option<Arc<NotificationFrame>>; 4],
     uris: HashMap<Arc<str>, Arc<NotificationFrame>>,
+    /// Pending task notifications, the newest per task id.
+    tasks: HashMap<Arc<str>, Arc<NotificationFrame>>,
     /// A keepalive comment is due (written only if nothing else is).
     pub(crate) keepalive: bool,
     /// The server is closing this stream: write the completion result and end.
@@ -35,10 +37,16 @@ impl PendingSet {
         self.uris.insert(uri, frame).is_some()
     }
 
+    /// Queue a task notification; returns `true` if it coalesced a pending one (each carries
+    /// the whole task, so the newest says everything).
+    pub(crate) fn offer_task(&mut self, task: Arc<str>, frame: Arc<NotificationFrame>) -> bool {
+        self.tasks.insert(task, frame).is_some()
+    }
+
     /// Whether nothing is pending.
     #[cfg(test)]
     pub(crate) fn is_empty(&self) -> bool {
-        self.lists.iter().all(Option::is_none) && self.uris.is_empty()
+        self.lists.iter().all(Option::is_none) && self.uris.is_empty() && self.tasks.is_empty()
     }
 
     /// Write every pending frame, stamped with the subscription id, into one buffer (one write
@@ -49,7 +57,7 @@ impl PendingSet {
             frame.write(buf, subscription_id_json);
             written += 1;
         }
-        for (_, frame) in self.uris.drain() {
+        for (_, frame) in self.uris.drain().chain(self.tasks.drain()) {
             frame.write(buf, subscription_id_json);
             written += 1;
         }

@@ -80,6 +80,9 @@ struct ScopeIndex {
 struct Registry {
     all: Subs,
     scopes: HashMap<Option<String>, ScopeIndex>,
+    /// Streams following a task, by task id (the tasks extension; every scope: a task is
+    /// delivered only to streams of its own principal).
+    tasks: HashMap<Arc<str>, Subs>,
 }
 
 /// All listen streams of one handler. Cheap to clone.
@@ -108,7 +111,7 @@ fn list_of(kind: EventKind) -> Option<ListKind> {
         EventKind::ToolsListChanged => Some(ListKind::Tools),
         EventKind::PromptsListChanged => Some(ListKind::Prompts),
         EventKind::ResourcesListChanged => Some(ListKind::Resources),
-        EventKind::ResourceUpdated | EventKind::SessionChanged => None,
+        EventKind::ResourceUpdated | EventKind::SessionChanged | EventKind::TaskChanged => None,
     }
 }
 
@@ -150,18 +153,19 @@ impl ListenRouter {
         &self.inner.budget
     }
 
-    /// Register a stream *before* its ack is written (LSTN-5): the returned body starts with the
-    /// ack, and anything delivered from now on is held in its pending set until then.
+    /// Register a stream of `owner` (its tenant scope, and its principal's binding for tasks)
+    /// *before* its ack is written (LSTN-5): the returned body starts with the ack, and anything
+    /// delivered from now on is held in its pending set until then.
     pub(crate) fn register(
         &self,
-        scope: Option<String>,
+        owner: (Option<String>, String),
         filter: SubscriptionFilter,
         request_id: RequestId,
         server_info: Arc<Value>,
     ) -> Result<ListenBody, RpcError> {
         let key = self.inner.next_key.fetch_add(1, Ordering::Relaxed);
         let expires_at = self.inner.limits.expiry(key, Instant::now());
-        let sub = Arc::new(Subscription::new(key, scope, filter, request_id, server_info, expires_at));
+        let sub = Arc::new(Subscription::new(key, owner, filter, request_id, server_info, expires_at));
         {
             let mut reg = self.write();
             // Checked under the write lock, which `close_all` also takes to set the flag: a
@@ -189,6 +193,9 @@ impl ListenRouter {
             for uri in &sub.filter.resource_subscriptions {
                 index.uris.entry(Arc::from(uri.as_str())).or_default().insert(key, sub.clone());
             }
+            for task in &sub.filter.task_ids {
+                reg.tasks.entry(Arc::from(task.as_str())).or_default().insert(key, sub.clone());
+            }
         }
         self.inner.metrics.listen_open.inc();
         self.inner.metrics.listen_opened.inc();
@@ -200,6 +207,14 @@ impl ListenRouter {
         let mut reg = self.write();
         if reg.all.remove(&sub.key).is_none() {
             return;
+        }
+        for task in &sub.filter.task_ids {
+            if let Some(subs) = reg.tasks.get_mut(task.as_str()) {
+                subs.remove(&sub.key);
+                if subs.is_empty() {
+                    reg.tasks.remove(task.as_str());
+                }
+            }
         }
         if let Some(index) = reg.scopes.get_mut(&sub.scope) {
             for s in &mut index.lists {
@@ -224,8 +239,10 @@ impl ListenRouter {
     /// Deliver one event to every matching local stream, with `meta` under the project
     /// `_meta` key; returns how many streams were marked.
     pub(crate) fn deliver(&self, event: &EventEnvelope, meta: &Value) -> usize {
-        if event.kind == EventKind::SessionChanged {
-            return 0; // a 2025-era session's business (see `crate::legacy`), not a listen stream's
+        if matches!(event.kind, EventKind::SessionChanged | EventKind::TaskChanged) {
+            // A 2025-era session's business (see `crate::legacy`), or a task's, whose
+            // notification carries the task as read from the store (see `deliver_task`).
+            return 0;
         }
         let frame = Arc::new(NotificationFrame::new(method(event.kind), event.uri.as_deref(), meta));
         let uri: Option<Arc<str>> = event.uri.as_deref().map(Arc::from);
@@ -263,6 +280,32 @@ impl ListenRouter {
         self.inner.metrics.event_age.observe(age_ms as f64 / 1000.0);
         self.inner.metrics.coalesced.inc_by(coalesced);
         marked
+    }
+
+    /// Hand `frame` (a `notifications/tasks`) to the streams of `principal` that follow task
+    /// `id`; returns how many were marked.
+    pub(crate) fn deliver_task(&self, id: &str, principal: &str, frame: Arc<NotificationFrame>) -> usize {
+        let reg = self.read();
+        let Some(subs) = reg.tasks.get(id) else { return 0 };
+        let task: Arc<str> = Arc::from(id);
+        let mut marked = 0;
+        for sub in subs.values().filter(|s| s.principal == principal) {
+            if sub.update(|p| p.offer_task(task.clone(), frame.clone())) {
+                self.inner.metrics.coalesced.inc();
+            }
+            marked += 1;
+        }
+        marked
+    }
+
+    /// Whether a stream here follows task `id`.
+    pub(crate) fn follows_task(&self, id: &str) -> bool {
+        self.read().tasks.contains_key(id)
+    }
+
+    /// Every task a stream here follows.
+    pub(crate) fn followed_tasks(&self) -> Vec<String> {
+        self.read().tasks.keys().map(|id| id.to_string()).collect()
     }
 
     /// After a bus gap: every stream gets a notification for every type and URI it follows,

@@ -21,6 +21,9 @@ pub(crate) struct Subscription {
     pub(crate) key: u64,
     /// Tenant scope of the principal that opened it.
     pub(crate) scope: Option<String>,
+    /// The binding of the principal that opened it (`crate::tasks::binding`): it hears only
+    /// that principal's tasks.
+    pub(crate) principal: String,
     /// The honoured filter.
     pub(crate) filter: SubscriptionFilter,
     /// The listen request's id (echoed in the completion result).
@@ -38,7 +41,7 @@ pub(crate) struct Subscription {
 impl Subscription {
     pub(crate) fn new(
         key: u64,
-        scope: Option<String>,
+        (scope, principal): (Option<String>, String),
         filter: SubscriptionFilter,
         request_id: RequestId,
         server_info: Arc<Value>,
@@ -46,7 +49,7 @@ impl Subscription {
     ) -> Self {
         let id_json = request_id.to_json().into_bytes().into_boxed_slice();
         let (state, waker) = (Mutex::default(), AtomicWaker::new());
-        Subscription { key, scope, filter, request_id, id_json, server_info, expires_at, state, waker }
+        Subscription { key, scope, principal, filter, request_id, id_json, server_info, expires_at, state, waker }
     }
 
     /// Lock the pending set.

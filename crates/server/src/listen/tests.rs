@@ -29,7 +29,9 @@ fn filter(params: Value) -> SubscriptionFilter {
 fn open(router: &ListenRouter, scope: Option<&str>, id: &str, notifications: Value) -> ListenBody {
     let info = Arc::new(json!({"name": "unit", "version": "1"}));
     let params = json!({"notifications": notifications});
-    router.register(scope.map(str::to_owned), filter(params), RequestId::String(id.into()), info).unwrap()
+    router
+        .register((scope.map(str::to_owned), String::new()), filter(params), RequestId::String(id.into()), info)
+        .unwrap()
 }
 
 fn event(change: Change) -> EventEnvelope {
@@ -121,11 +123,19 @@ async fn capacity_refuses_before_the_ack_and_frees_when_a_body_is_dropped() {
     let r = router(ListenLimits { max_streams: 1, ..ListenLimits::default() });
     let first = open(&r, None, "1", json!({}));
     let info = Arc::new(json!({}));
-    let refused = r.register(None, filter(json!({"notifications": {}})), RequestId::String("2".into()), info.clone());
+    let refused = r.register(
+        (None, String::new()),
+        filter(json!({"notifications": {}})),
+        RequestId::String("2".into()),
+        info.clone(),
+    );
     assert_eq!(refused.unwrap_err().code.code(), -32603);
     drop(first);
     assert_eq!(r.open_streams(), 0);
-    assert!(r.register(None, filter(json!({"notifications": {}})), RequestId::String("3".into()), info).is_ok());
+    assert!(
+        r.register((None, String::new()), filter(json!({"notifications": {}})), RequestId::String("3".into()), info)
+            .is_ok()
+    );
 }
 
 #[tokio::test]
@@ -139,10 +149,19 @@ async fn a_deaf_node_closes_its_streams_and_refuses_new_ones_until_it_hears_agai
     assert!(body.frame().await.is_none(), "the stream ended");
     let info = Arc::new(json!({}));
     assert!(
-        r.register(None, filter(json!({"notifications": {}})), RequestId::String("x".into()), info.clone()).is_err()
+        r.register(
+            (None, String::new()),
+            filter(json!({"notifications": {}})),
+            RequestId::String("x".into()),
+            info.clone()
+        )
+        .is_err()
     );
     r.set_deaf(false);
-    assert!(r.register(None, filter(json!({"notifications": {}})), RequestId::String("y".into()), info).is_ok());
+    assert!(
+        r.register((None, String::new()), filter(json!({"notifications": {}})), RequestId::String("y".into()), info)
+            .is_ok()
+    );
 }
 
 #[tokio::test(start_paused = true)]
@@ -182,4 +201,46 @@ async fn a_stream_past_its_lifetime_writes_its_completion_result_and_ends() {
     assert!(body.frame().await.is_none());
     drop(body);
     assert_eq!(r.open_streams(), 0, "unregistered with its body");
+}
+
+#[tokio::test]
+async fn a_task_frame_reaches_only_the_streams_of_its_principal_that_follow_the_task() {
+    let r = router(ListenLimits::default());
+    let open_as = |principal: &str, id: &str, tasks: Value| {
+        let params = json!({"notifications": {"taskIds": tasks}});
+        let filter = filter(params);
+        let info = Arc::new(json!({}));
+        r.register((None, principal.to_owned()), filter, RequestId::String(id.into()), info).unwrap()
+    };
+    let (mut mine, mut other_task, mut other_principal) = (
+        open_as("alice", "m", json!(["t1"])),
+        open_as("alice", "o", json!(["t2"])),
+        open_as("mallory", "x", json!(["t1"])),
+    );
+    for body in [&mut mine, &mut other_task, &mut other_principal] {
+        ready(body).await;
+    }
+    assert!(r.follows_task("t1") && r.follows_task("t2") && !r.follows_task("t3"));
+    let params = json!({"taskId": "t1", "status": "working"});
+    let frame = |status: &str| {
+        let mut params = params.clone();
+        params["status"] = json!(status);
+        Arc::new(mcp_fleet_protocol::sse::NotificationFrame::with_params(
+            "notifications/tasks",
+            params.as_object().unwrap(),
+            None,
+        ))
+    };
+    assert_eq!(r.deliver_task("t1", "alice", frame("working")), 1);
+    assert_eq!(r.deliver_task("t1", "alice", frame("completed")), 1);
+    let text = ready(&mut mine).await;
+    assert_eq!(text.matches("notifications/tasks").count(), 1, "coalesced to the newest: {text}");
+    assert!(text.contains(r#""status":"completed""#) && text.contains(r#"/subscriptionId":"m""#), "{text}");
+    assert_eq!(ready(&mut other_task).await, "");
+    assert_eq!(ready(&mut other_principal).await, "", "another principal never hears the task");
+    assert_eq!(r.deliver(&event(Change::task("t1")), &json!({})), 0, "the bare event is not a notification");
+    drop(mine);
+    drop(other_principal);
+    assert!(!r.follows_task("t1"), "a closed stream follows nothing");
+    assert_eq!(r.followed_tasks(), ["t2"]);
 }

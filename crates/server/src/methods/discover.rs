@@ -2,6 +2,7 @@
 
 use mcp_fleet_protocol::cursor::revision_hex;
 use mcp_fleet_protocol::envelope::CATALOG_KEY;
+use mcp_fleet_protocol::tasks::TASKS_EXTENSION;
 use mcp_fleet_protocol::types::stamp_result;
 use mcp_fleet_protocol::{ListKind, SUPPORTED_VERSIONS};
 use serde_json::{Value, json};
@@ -24,9 +25,14 @@ pub(crate) fn capabilities(catalog: &Catalog) -> Value {
 }
 
 pub(super) fn discover(req: &MethodRequest<'_>) -> Value {
+    let mut capabilities = capabilities(&req.catalog);
+    if req.shared.tasks.is_some() {
+        // The tasks extension, negotiated both ways (the client declares it per request).
+        capabilities["extensions"] = json!({TASKS_EXTENSION: {}});
+    }
     let mut result = json!({
         "supportedVersions": SUPPORTED_VERSIONS,
-        "capabilities": capabilities(&req.catalog),
+        "capabilities": capabilities,
     });
     if let Some(instructions) = req.server.instructions() {
         result["instructions"] = json!(instructions);

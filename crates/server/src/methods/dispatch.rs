@@ -34,7 +34,7 @@ pub(crate) enum Prepared {
 
 impl Prepared {
     /// A call of `future`, whose errors take the status a handler's error gets.
-    pub(super) fn call(
+    pub(crate) fn call(
         future: impl Future<Output = Result<Value, RpcError>> + Send + 'static,
         notifications: Option<crate::context::NotificationReceiver>,
     ) -> Prepared {
@@ -70,6 +70,7 @@ pub(crate) fn prepare(req: MethodRequest<'_>) -> Result<Prepared, RpcError> {
         Family::GetPrompt => prompts::prepare_get(&req),
         Family::Complete => completion::prepare(&req),
         Family::Listen => listen::open(&req),
+        Family::Task(method) => crate::tasks::prepare(&req, method),
     }
 }
 
@@ -82,6 +83,8 @@ enum Family {
     GetPrompt,
     Complete,
     Listen,
+    /// `tasks/get`, `tasks/update`, `tasks/cancel` (the tasks extension).
+    Task(Method),
 }
 
 impl Family {
@@ -96,6 +99,7 @@ impl Family {
             Method::CompletionComplete if catalog.completion.is_some() => Family::Complete,
             Method::CompletionComplete => return None,
             Method::SubscriptionsListen => Family::Listen,
+            Method::TasksGet | Method::TasksUpdate | Method::TasksCancel => Family::Task(method),
             Method::ToolsList | Method::ResourcesList | Method::ResourceTemplatesList | Method::PromptsList => {
                 Family::List(method.list()?)
             }

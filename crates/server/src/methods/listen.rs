@@ -2,6 +2,7 @@
 //! supports, take one of the principal's stream slots, and register the stream with the router
 //! before its ack is written.
 
+use mcp_fleet_protocol::tasks::{declares_tasks, required_capability};
 use mcp_fleet_protocol::{ListenSupport, RpcError, SubscriptionFilter};
 
 use super::{MethodRequest, Prepared};
@@ -9,17 +10,25 @@ use crate::auth::{ReservedStream, stream_quota_error};
 use crate::context::ClientAddr;
 use crate::listen::Opener;
 
-/// Everything listen-related is supported: the capabilities advertise all of it.
+/// Everything listen-related is supported: the capabilities advertise all of it (task ids when
+/// the tasks extension is on).
 const SUPPORT: ListenSupport = ListenSupport {
     tools_list_changed: true,
     prompts_list_changed: true,
     resources_list_changed: true,
     resource_subscribe: true,
+    tasks: false,
 };
 
 pub(super) fn open(req: &MethodRequest<'_>) -> Result<Prepared, RpcError> {
     let router = &req.shared.router;
-    let filter = SubscriptionFilter::from_params(&req.params, router.limits().max_uris_per_listen)?.honoured(SUPPORT);
+    let support = ListenSupport { tasks: req.shared.tasks.is_some(), ..SUPPORT };
+    let filter = SubscriptionFilter::from_params(&req.params, router.limits().max_uris_per_listen)?.honoured(support);
+    // The tasks extension: "servers MUST return `-32021` for non-declaring clients requesting
+    // task notifications on `subscriptions/listen`" (before the ack, so with its 400).
+    if !filter.task_ids.is_empty() && !declares_tasks(&req.meta) {
+        return Err(RpcError::missing_capability(required_capability()));
+    }
     let principal = req.ctx.principal.as_ref();
     let key = principal.map(crate::Principal::limit_key);
     let opener = match &key {
@@ -42,6 +51,12 @@ pub(super) fn open(req: &MethodRequest<'_>) -> Result<Prepared, RpcError> {
         (None, None) => None,
     };
     let scope = principal.and_then(|p| p.scope.clone());
-    let body = router.register(scope, filter, req.id.clone(), req.server.info().clone())?;
+    let tasks = filter.task_ids.clone();
+    let owner = (scope, crate::tasks::binding(principal));
+    let body = router.register(owner, filter, req.id.clone(), req.server.info().clone())?;
+    if let (Some(store), false) = (&req.shared.tasks, tasks.is_empty()) {
+        // Their current state at once: a change made before the stream registered is not lost.
+        store.signals.send(crate::tasks::TaskSignal::Followed(tasks));
+    }
     Ok(Prepared::Listen(body.holding(permit, budget)))
 }

@@ -16,6 +16,7 @@ mod tools;
 pub(crate) use tools::required_scopes;
 
 pub(crate) use dispatch::{CallFuture, MethodRequest, Prepared, prepare};
+pub(crate) use mrtr::{Finisher, capability_for};
 
 #[cfg(test)]
 mod tests;

@@ -84,7 +84,7 @@ pub(super) fn start_call(
 
 /// Everything needed to turn a handler's outcome into the result object, taken from the
 /// request before the handler runs (the handler's future owns it, not the request).
-pub(super) struct Finisher {
+pub(crate) struct Finisher {
     info: Arc<Value>,
     codec: StateCodec,
     binding: String,
@@ -94,7 +94,7 @@ pub(super) struct Finisher {
 impl Finisher {
     /// The result object: stamped, with `cache` hints on a complete result of a cacheable
     /// method, and signed state on `input_required`.
-    pub(super) fn finish<T: Serialize>(
+    pub(crate) fn finish<T: Serialize>(
         &self,
         outcome: Outcome<T>,
         cache: Option<CacheHint>,
@@ -114,6 +114,11 @@ impl Finisher {
         };
         stamp_result(&mut result, &self.info);
         Ok(Value::Object(result))
+    }
+
+    /// The `serverInfo` results are stamped with.
+    pub(crate) fn info(&self) -> &Arc<Value> {
+        &self.info
     }
 }
 
@@ -143,7 +148,7 @@ fn input_required(
 }
 
 /// The client capability an input request needs (MRTR-3).
-fn capability_for(request: &Value) -> Value {
+pub(crate) fn capability_for(request: &Value) -> Value {
     let params = request.get("params");
     match request.get("method").and_then(Value::as_str) {
         Some("elicitation/create") if params.and_then(|p| p.get("mode")).and_then(Value::as_str) == Some("url") => {

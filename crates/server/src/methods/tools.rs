@@ -1,5 +1,6 @@
 //! `tools/call` (spec digest §10): the tool's required scopes, capability gate and
-//! `Mcp-Param-*` checks before dispatch, argument check, then the tool's handler.
+//! `Mcp-Param-*` checks before dispatch, argument check, then the tool's handler — run by a
+//! task's runner when the call may become a task (see `crate::tasks`).
 
 use mcp_fleet_protocol::headers::check_param_headers;
 use mcp_fleet_protocol::schema::check_arguments;
@@ -44,6 +45,7 @@ pub(super) fn prepare_call(req: &MethodRequest<'_>) -> Result<Prepared, RpcError
     if let Some(missing) = entry.required_capabilities.as_ref().and_then(|r| req.meta.missing_capabilities(r)) {
         return Err(RpcError::missing_capability(missing));
     }
+    crate::tasks::refuse_without_extension(req, entry.task_support)?;
     let arguments = req.object_param("arguments")?;
     // Step 12: every x-mcp-header declaration must be mirrored faithfully (a 2026-07-28 rule;
     // 2025-era clients send no such headers).
@@ -55,6 +57,11 @@ pub(super) fn prepare_call(req: &MethodRequest<'_>) -> Result<Prepared, RpcError
     if let Err(problem) = check_arguments(&entry.def.input_schema, &arguments) {
         // A tool input error is a result (isError), not a protocol error.
         return finisher.finish(CallToolResult::error(problem).into(), None).map(Prepared::Immediate);
+    }
+    if let Some(tasks) = crate::tasks::for_tool(req, entry.task_support) {
+        let parts = crate::tasks::CallParts { handler: entry.run.clone(), tool: name, arguments, ctx, finisher };
+        // Its errors carry their statuses already (a refused task is 429, not in-band).
+        return Ok(Prepared::Call { future: Box::pin(tasks.call(parts).answer()), notifications });
     }
     let future = async move {
         let outcome = run_guarded(&entry.run, ToolCall { arguments, ctx }).await?;

@@ -1,0 +1,43 @@
+//! The `io.modelcontextprotocol/tasks` extension (the ext-tasks specification): a `tools/call`
+//! may answer with a durable task instead of its result; the client polls `tasks/get`, answers
+//! input requests with `tasks/update`, cancels with `tasks/cancel`, and may follow the task on
+//! a listen stream (`notifications/tasks`). In a fleet each of those lands on any replica, so a
+//! task lives in the fleet's task store (a bus keyspace) and every change is announced on the
+//! bus.
+//!
+//! - `options`: [`TaskSupport`] per tool, [`TaskOptions`] per handler.
+//! - `record`: the stored task and its state machine (pure).
+//! - `store`: the records, per-principal counts and node incarnations on the keyspace contract.
+//! - `shared`: [`Tasks`], this node's part — create, change-and-announce, orphan judgement, drain.
+//! - `tool` and `call`: a `tools/call` that may become a task, and its runner.
+//! - `link`: what the handler's context knows of its task (`run_as_task`, progress → status).
+//! - `running`: this node's runners, which updates, cancels and events reach.
+//! - `methods`: `tasks/get`, `tasks/update`, `tasks/cancel`.
+//! - `follow`: task events from the bus, and the listen streams following tasks.
+//! - `handle`: [`TaskHandle`], for tasks whose work lives outside the handler.
+//!
+//! What it leaves to others: the wire vocabulary is `mcp_fleet_protocol::tasks`; listen streams
+//! (indexing followers, writing frames) are the listen router's; the keyspace semantics are
+//! the bus backends'.
+
+mod call;
+mod follow;
+mod handle;
+mod link;
+mod methods;
+mod options;
+mod record;
+mod running;
+mod shared;
+mod store;
+mod tool;
+
+pub use handle::TaskHandle;
+pub use options::{TaskOptions, TaskSupport};
+
+pub(crate) use follow::{TaskSignal, TaskSignals};
+pub(crate) use link::TaskLink;
+pub(crate) use methods::prepare;
+pub(crate) use record::binding;
+pub(crate) use shared::{TaskParts, Tasks};
+pub(crate) use tool::{CallParts, for_tool, refuse_without_extension};

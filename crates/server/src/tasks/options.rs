@@ -1,0 +1,122 @@
+//! [`TaskSupport`] (per tool: may its calls become tasks?) and [`TaskOptions`] (per handler:
+//! the tasks' lifetime, polling hint, bounds and timing), each with its default.
+
+use std::time::Duration;
+
+/// Whether a tool's calls may become tasks (the tasks extension). Set with
+/// [`EntryHandle::task_support`](crate::EntryHandle::task_support) or
+/// [`CatalogEdit::set_task_support`](crate::CatalogEdit::set_task_support).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum TaskSupport {
+    /// Never: every call answers synchronously. The default.
+    #[default]
+    Forbidden,
+    /// For clients that declared the extension on the request, the call becomes a task when
+    /// it has not finished after [`TaskOptions::create_after`], or when its handler asks to
+    /// ([`CallContext::run_as_task`](crate::CallContext::run_as_task)); other clients get the
+    /// synchronous answer.
+    Optional,
+    /// As `Optional` for clients that declared the extension; others get 400 `-32021` naming
+    /// the extension before the handler runs (the tool cannot serve them without a task).
+    Required,
+}
+
+/// Options of the tasks extension (set with
+/// [`HandlerOptions::tasks`](crate::HandlerOptions::tasks)). Every node of a fleet must use the
+/// same: they shape the task store's keyspace and what clients are told.
+///
+/// ```
+/// use std::time::Duration;
+/// use mcp_fleet_server::{HandlerOptions, TaskOptions};
+/// let options = HandlerOptions::default().tasks(TaskOptions::default().ttl(Duration::from_secs(600)).max_tasks_per_principal(20));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TaskOptions {
+    pub(crate) enabled: bool,
+    pub(crate) ttl: Duration,
+    pub(crate) poll_interval: Duration,
+    pub(crate) create_after: Duration,
+    pub(crate) status_interval: Duration,
+    pub(crate) max_result_bytes: usize,
+    pub(crate) max_tasks_per_principal: usize,
+}
+
+impl Default for TaskOptions {
+    fn default() -> Self {
+        TaskOptions {
+            enabled: true,
+            ttl: Duration::from_secs(60 * 60),
+            poll_interval: Duration::from_secs(1),
+            create_after: Duration::from_millis(100),
+            status_interval: Duration::from_millis(500),
+            max_result_bytes: 512 * 1024,
+            max_tasks_per_principal: 100,
+        }
+    }
+}
+
+impl TaskOptions {
+    /// The extension off: not advertised, no task store, task-supporting tools answer
+    /// synchronously (and `Required` ones `-32021`). Default: on (when the bus has keyspaces;
+    /// NATS core mode has none, and serves without tasks, with a warning).
+    pub fn disabled() -> Self {
+        TaskOptions { enabled: false, ..TaskOptions::default() }
+    }
+
+    /// A task's time to live from its creation (`ttlMs`): the store forgets it after this, and
+    /// a task still running then fails. Default 1 h.
+    pub fn ttl(mut self, ttl: Duration) -> Self {
+        self.ttl = ttl;
+        self
+    }
+
+    /// The `pollIntervalMs` clients are asked to keep between two `tasks/get`. Default 1 s.
+    pub fn poll_interval(mut self, every: Duration) -> Self {
+        self.poll_interval = every;
+        self
+    }
+
+    /// How long a task-supporting call may run before it becomes a task; one that answers
+    /// sooner is answered synchronously (the spec's immediate-result shortcut). Default 100 ms.
+    pub fn create_after(mut self, after: Duration) -> Self {
+        self.create_after = after;
+        self
+    }
+
+    /// The shortest time between two writes of a running task's status message (each
+    /// `progress` with a message, coalesced), so a chatty handler does not flood the store and
+    /// the bus. Default 500 ms.
+    pub fn status_interval(mut self, every: Duration) -> Self {
+        self.status_interval = every;
+        self
+    }
+
+    /// The largest result (or error) a task keeps, encoded; a task whose result is larger
+    /// fails with `-32603` saying so. The whole record must fit the broker's message limit
+    /// (NATS: 1 MB by default). Default 512 KiB.
+    pub fn max_result_bytes(mut self, bytes: usize) -> Self {
+        self.max_result_bytes = bytes;
+        self
+    }
+
+    /// Unfinished tasks one authenticated principal may hold across the fleet; past it a call
+    /// that would become a task gets 429 with `-32603`. Default 100.
+    pub fn max_tasks_per_principal(mut self, tasks: usize) -> Self {
+        self.max_tasks_per_principal = tasks;
+        self
+    }
+
+    /// Refuse settings no handler can run with.
+    pub(crate) fn validate(&self) -> Result<(), &'static str> {
+        if self.ttl < Duration::from_secs(1) || self.ttl > mcp_fleet_bus::keyspace::MAX_TTL {
+            return Err("tasks.ttl must be from 1 s to a year");
+        }
+        if self.poll_interval.is_zero() || self.status_interval.is_zero() {
+            return Err("tasks.poll_interval and tasks.status_interval must be positive");
+        }
+        if self.max_result_bytes == 0 || self.max_tasks_per_principal == 0 {
+            return Err("tasks.max_result_bytes and tasks.max_tasks_per_principal must be positive");
+        }
+        Ok(())
+    }
+}

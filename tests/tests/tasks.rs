@@ -1,0 +1,218 @@
+//! The tasks extension on one node (the in-process bus), one behaviour per test: when a call
+//! becomes a task and what a client reads of it, who may see it, cancellation, input through
+//! the task, tasks completed from outside their handler, the bounds and the gates. The same
+//! rules across a fleet on real brokers: `tasks_redis.rs`, `tasks_nats.rs`.
+
+use std::time::Duration;
+
+use http::StatusCode;
+use mcp_fleet_server::types::CallToolResult;
+use mcp_fleet_server::{TaskOptions, protocol::tasks::TaskStatus};
+use mcp_fleet_tests::cluster::tenant_from_header;
+use mcp_fleet_tests::tasks::{TASKS, TaskClient, await_task_notification, task_options, task_server};
+use mcp_fleet_tests::tasks_spec::counter;
+use mcp_fleet_tests::{McpClient, TestNode, WAIT, eventually, request};
+use serde_json::json;
+
+async fn node() -> TestNode {
+    TestNode::start(task_server(), task_options().authenticator(tenant_from_header)).await
+}
+
+#[tokio::test]
+async fn a_slow_call_becomes_a_task_whose_progress_and_result_are_polled() {
+    let node = node().await;
+    let client = TaskClient::new(node.url(), Some("acme"));
+    let quick = client.result("tools/call", json!({"name": "slow", "arguments": {"ms": 0}})).await;
+    assert_eq!(quick["resultType"], "complete", "a call that answers at once is not a task: {quick}");
+
+    let created = client.result("tools/call", json!({"name": "slow", "arguments": {"ms": 800}})).await;
+    assert_eq!(created["resultType"], "task", "{created}");
+    assert_eq!(
+        (created["status"].as_str(), created["ttlMs"].as_u64(), created["pollIntervalMs"].as_u64()),
+        (Some("working"), Some(3_600_000), Some(100))
+    );
+    let id = created["taskId"].as_str().unwrap();
+    let reporting =
+        client.wait_until(id, WAIT, |t| t["statusMessage"].as_str().is_some_and(|m| m.starts_with("step"))).await;
+    assert_eq!(reporting["status"], "working", "progress becomes the status message: {reporting}");
+    let done = client.wait_status(id, "completed").await;
+    assert_eq!(done["result"]["content"][0]["text"], "slept 800 ms");
+    assert_eq!(done["result"]["resultType"], "complete", "the result the call would have answered");
+    assert_eq!(done["resultType"], "complete");
+
+    let without = McpClient::new(node.url());
+    let body = request(json!(2), "tools/call", json!({"name": "slow", "arguments": {"ms": 300}}));
+    let mut headers = McpClient::standard_headers(&body);
+    headers.push(("x-tenant".into(), "acme".into()));
+    let sync = without.post_with(&body, &headers).await.json();
+    assert_eq!(sync["result"]["content"][0]["text"], "slept 300 ms", "no extension, no task: {sync}");
+    node.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_task_is_seen_and_heard_by_its_principal_only() {
+    let node = node().await;
+    let (acme, evil) = (TaskClient::new(node.url(), Some("acme")), TaskClient::new(node.url(), Some("evil")));
+    let id = acme.start("slow", json!({"ms": 400})).await;
+    let mut mine = acme.listen(&[&id]).await;
+    let mut theirs = evil.listen(&[&id]).await;
+    let first = await_task_notification(&mut mine, &id, WAIT, |_| true).await;
+    assert_eq!(first["params"]["status"], "working", "a stream starts with the task's current state: {first}");
+    await_task_notification(&mut mine, &id, WAIT, |t| t["status"] == "completed").await;
+    theirs.expect_silence(Duration::from_millis(300)).await;
+    let error = evil.error("tasks/get", json!({"taskId": id})).await.expect("an error");
+    assert_eq!(
+        (error["code"].as_i64(), error["message"].as_str()),
+        (Some(-32602), Some("Failed to retrieve task: Task not found"))
+    );
+    let unknown =
+        acme.error("tasks/get", json!({"taskId": "0123456789abcdef0123456789abcdef"})).await.expect("an error");
+    assert_eq!(unknown, error, "another principal's task and no task look alike");
+    node.shutdown().await;
+}
+
+#[tokio::test]
+async fn input_is_asked_and_answered_through_the_task() {
+    let node = node().await;
+    let client = TaskClient::new(node.url(), Some("acme"));
+    let id = client.start("confirm", json!({})).await;
+    let waiting = client.wait_status(&id, "input_required").await;
+    assert_eq!(waiting["inputRequests"]["ok"]["method"], "elicitation/create", "{waiting}");
+    let bad = client.error("tasks/update", json!({"taskId": id, "inputResponses": {"ok": 12}})).await.expect("refused");
+    assert_eq!(bad["code"], -32602);
+    let not_an_object =
+        client.error("tasks/update", json!({"taskId": id, "inputResponses": [1]})).await.expect("refused");
+    assert_eq!(not_an_object["code"], -32602);
+    let ignored = client.result("tasks/update", json!({"taskId": id, "inputResponses": {"nope": {}}})).await;
+    assert_eq!(ignored["resultType"], "complete");
+    assert_eq!(client.get(&id).await["status"], "input_required", "an unknown key answers nothing");
+    let ack = client
+        .result(
+            "tasks/update",
+            json!({"taskId": id, "inputResponses": {"ok": {"action": "accept", "content": {"ok": false}}}}),
+        )
+        .await;
+    assert!(ack.get("taskId").is_none() && ack["resultType"] == "complete", "{ack}");
+    let done = client.wait_status(&id, "completed").await;
+    assert_eq!(done["result"]["content"][0]["text"], "confirmed: false");
+    node.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_cancel_stops_the_handler_and_is_idempotent() {
+    let node = node().await;
+    let client = TaskClient::new(node.url(), Some("acme"));
+    let id = client.start("slow", json!({"ms": 60_000})).await;
+    let ack = client.result("tasks/cancel", json!({"taskId": id})).await;
+    assert_eq!(ack["resultType"], "complete");
+    assert_eq!(client.get(&id).await["status"], "cancelled", "cancelled in the store at once");
+    let again = client.result("tasks/cancel", json!({"taskId": id})).await;
+    assert_eq!(again["resultType"], "complete", "a terminal task acknowledges a cancel the same way");
+    let metrics = || node.handler.metrics_text();
+    eventually("the runner stopped", WAIT, async || counter(&metrics(), "mcp_fleet_tasks{status=\"working\"}") == 0.0)
+        .await;
+    assert_eq!(counter(&metrics(), "mcp_fleet_tasks_finished_total{status=\"cancelled\"}"), 1.0);
+    node.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_detached_task_is_completed_through_its_handle() {
+    let node = node().await;
+    let client = TaskClient::new(node.url(), Some("acme"));
+    let id = client.start("external", json!({})).await;
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert_eq!(client.get(&id).await["status"], "working", "the handler's own answer does not end it");
+    let handle = node.handler.task(&id).expect("tasks are on");
+    assert_eq!(handle.status().await.unwrap(), Some(TaskStatus::Working));
+    assert!(handle.set_status_message("rendering").await.unwrap());
+    assert_eq!(client.get(&id).await["statusMessage"], "rendering");
+    assert!(handle.complete(CallToolResult::text("rendered")).await.unwrap());
+    assert!(!handle.complete(CallToolResult::text("again")).await.unwrap(), "a finished task stays finished");
+    let done = client.get(&id).await;
+    assert_eq!(
+        (done["status"].as_str(), done["result"]["content"][0]["text"].as_str()),
+        (Some("completed"), Some("rendered"))
+    );
+    assert!(
+        node.handler
+            .task("0123456789abcdef0123456789abcdef")
+            .unwrap()
+            .complete(CallToolResult::text("x"))
+            .await
+            .is_err()
+    );
+    node.shutdown().await;
+}
+
+#[tokio::test]
+async fn results_and_tasks_per_principal_are_bounded() {
+    let node = node().await;
+    let client = TaskClient::new(node.url(), Some("acme"));
+    let huge = client.start("huge", json!({})).await;
+    let failed = client.wait_status(&huge, "failed").await;
+    assert!(failed["error"]["message"].as_str().unwrap().contains("over this server's limit of 4096"), "{failed}");
+
+    let held: Vec<String> =
+        futures_util::future::join_all((0..3).map(|_| client.start("slow", json!({"ms": 60_000})))).await;
+    let refused = client.send("tools/call", json!({"name": "slow", "arguments": {"ms": 60_000}})).await;
+    assert_eq!(refused.status, StatusCode::TOO_MANY_REQUESTS);
+    assert_eq!(refused.error_code(), Some(-32603));
+    assert!(
+        TaskClient::new(node.url(), Some("other")).start("slow", json!({"ms": 300})).await.len() == 32,
+        "another principal has its own"
+    );
+    client.result("tasks/cancel", json!({"taskId": held[0]})).await;
+    client.start("slow", json!({"ms": 300})).await;
+    node.shutdown().await;
+}
+
+#[tokio::test]
+async fn the_extension_is_negotiated_per_request() {
+    let node = node().await;
+    let raw = McpClient::new(node.url());
+    let send = |method: &str, params: serde_json::Value| {
+        let body = request(json!(9), method, params);
+        let mut headers = McpClient::standard_headers(&body);
+        headers.push(("x-tenant".into(), "acme".into()));
+        let raw = raw.clone();
+        async move { raw.post_with(&body, &headers).await }
+    };
+    let discover = send("server/discover", json!({})).await.json();
+    assert_eq!(discover["result"]["capabilities"]["extensions"], json!({TASKS: {}}));
+    for (method, params) in [
+        ("tasks/get", json!({"taskId": "t"})),
+        ("tasks/cancel", json!({"taskId": "t"})),
+        ("tasks/update", json!({"taskId": "t", "inputResponses": {}})),
+        ("tools/call", json!({"name": "external", "arguments": {}})),
+        ("subscriptions/listen", json!({"notifications": {"taskIds": ["t"]}})),
+    ] {
+        let reply = send(method, params).await;
+        assert_eq!(reply.status, StatusCode::BAD_REQUEST, "{method}");
+        let error = &reply.json()["error"];
+        assert_eq!(error["code"], -32021, "{method}: {error}");
+        assert_eq!(error["data"]["requiredCapabilities"], json!({"extensions": {TASKS: {}}}), "{method}");
+    }
+    let client = TaskClient::new(node.url(), Some("acme"));
+    for removed in ["tasks/result", "tasks/list"] {
+        assert_eq!(client.error(removed, json!({"taskId": "t"})).await.expect("refused")["code"], -32601, "{removed}");
+    }
+    node.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_task_past_its_ttl_is_gone() {
+    let options =
+        task_options().authenticator(tenant_from_header).tasks(TaskOptions::default().ttl(Duration::from_secs(1)));
+    let node = TestNode::start(task_server(), options).await;
+    let client = TaskClient::new(node.url(), Some("acme"));
+    let created = client.result("tools/call", json!({"name": "slow", "arguments": {"ms": 60_000}})).await;
+    assert_eq!(created["ttlMs"], 1000);
+    let id = created["taskId"].as_str().unwrap();
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    let error = client.error("tasks/get", json!({"taskId": id})).await.expect("expired");
+    assert_eq!(
+        (error["code"].as_i64(), error["message"].as_str()),
+        (Some(-32602), Some("Failed to retrieve task: Task has expired"))
+    );
+    node.shutdown().await;
+}
