@@ -14,6 +14,8 @@
 //!   framework turns their input requests into server→client requests for 2025 sessions).
 //! - `resources`: static resources and the `test://template/{id}/data` template.
 //! - `prompts`: prompts and `completion/complete`.
+//! - `tasks`: the tasks extension's fixtures (`greet`, `slow_compute`, `failing_job`, …): tools
+//!   whose calls become tasks in the fleet's task store.
 //!
 //! ```no_run
 //! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
@@ -28,6 +30,7 @@ mod client_input;
 mod mrtr;
 mod prompts;
 mod resources;
+mod tasks;
 mod tools;
 
 use mcp_fleet_server::{HandlerOptions, McpHandler, McpServer, ServerError, create_mcp_handler};
@@ -59,6 +62,7 @@ pub fn fixture_server() -> Result<McpServer, ServerError> {
     client_input::register(&server);
     resources::register(&server)?;
     prompts::register(&server);
+    tasks::register(&server);
     Ok(server)
 }
 
