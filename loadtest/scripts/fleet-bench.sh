@@ -6,7 +6,8 @@
 #   loadtest/scripts/fleet-bench.sh NODES BUS NAME [loadtest args…]
 #
 #   NODES  how many nodes (ports 1808N for MCP, 1909N for admin)
-#   BUS    redis | nats (the shared 127.0.0.1 brokers; a fresh stream per run)
+#   BUS    redis | nats (the shared 127.0.0.1 brokers; a fresh stream per run) | memory
+#          (in-process: one node only)
 #   NAME   the run's name: its JSON goes to runs/NAME.json
 #
 # Build first: cargo build --release -p mcp-fleet-node -p mcp-fleet-loadtest
@@ -21,7 +22,8 @@ stamp=$(date +%s)
 case $bus in
   redis) bus_url="redis://127.0.0.1:6379/0?stream=bench-$stamp" ;;
   nats) bus_url="nats://127.0.0.1:4222?stream=BENCH_$stamp&prefix=bench$stamp" ;;
-  *) echo "BUS must be redis or nats" >&2; exit 2 ;;
+  memory) bus_url="memory://"; [ "$nodes" = 1 ] || { echo "BUS memory is one node" >&2; exit 2; } ;;
+  *) echo "BUS must be redis, nats or memory" >&2; exit 2 ;;
 esac
 mkdir -p runs
 pids=() args=()
@@ -29,7 +31,8 @@ cleanup() { kill "${pids[@]}" 2>/dev/null || true; wait 2>/dev/null || true; }
 trap cleanup EXIT
 for i in $(seq 1 "$nodes"); do
   taskset -c 0 "$node_bin" --listen "127.0.0.1:1808$i" --admin-listen "127.0.0.1:1909$i" --bus "$bus_url" \
-    --node-id "bench-n$i" --worker-threads 1 --max-streams 120000 >"runs/$name.node$i.log" 2>&1 &
+    --node-id "bench-n$i" --worker-threads 1 --max-streams 120000 --max-session-streams 120000 \
+    >"runs/$name.node$i.log" 2>&1 &
   pids+=($!)
   args+=(--url "http://127.0.0.1:1808$i/mcp" --metrics "127.0.0.1:1909$i" --server-pid "$!")
 done

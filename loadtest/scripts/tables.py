@@ -4,7 +4,8 @@
 Usage: python3 loadtest/scripts/tables.py RUN.json [RUN.json ...]
 
 Each file is one run of mcp-fleet-loadtest (schema "mcp-fleet-loadtest/1"); its label is the
-file name without ".json". Prints two Markdown tables: fan-out (every run) and convergence of
+file name without ".json". Runs of 2025-era GET streams (`--era 2025`) say so in the protocol
+column. Prints two Markdown tables: fan-out (every run) and convergence of
 re-listing clients (runs made with --relist). Standard library only.
 """
 
@@ -57,6 +58,8 @@ def fanout_row(label, r):
     cpu = f"{server['cpuPerDeliveryUs']:.2f} µs" if server else "—"
     rss = f"{server['rssPerStreamBytes'] / 1024:.1f} KiB" if server else "—"
     proto = i["protocol"] + (f" ×{i['h2StreamsPerConn']}" if i["protocol"] == "h2c" else "")
+    if i.get("era") == "2025":  # reports before --era have no "era": listen streams
+        proto += ", 2025 GET"
     return [
         label,
         f"{i['streams']:,}",

@@ -16,6 +16,29 @@ pub enum Mode {
     LimitReader,
 }
 
+/// Which protocol era the simulated clients speak.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum Era {
+    /// 2025-11-25: `initialize` (a session), `notifications/initialized`, then the session's
+    /// `GET` stream; `resources/subscribe` per URI.
+    #[value(name = "2025")]
+    V2025,
+    /// 2026-07-28: one `subscriptions/listen` POST per client (the default).
+    #[default]
+    #[value(name = "2026")]
+    V2026,
+}
+
+impl Era {
+    /// `"2025"` or `"2026"`, as on the command line and in the report.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Era::V2025 => "2025",
+            Era::V2026 => "2026",
+        }
+    }
+}
+
 /// Fan-out load test of mcp-fleet nodes: many listen streams (optionally real re-listing
 /// clients), timed change events, verification, exact merged latency histograms.
 #[derive(Debug, Clone, Parser)]
@@ -55,6 +78,10 @@ pub struct Args {
     pub server_pids: Vec<u32>,
 
     // --- streams ---
+    /// The protocol era of the simulated clients: `2026` opens `subscriptions/listen`
+    /// streams, `2025` initializes a session per client and opens its GET stream.
+    #[arg(long, value_enum, default_value = "2026")]
+    pub era: Era,
     /// Listen streams to open (one simulated client each).
     #[arg(long, default_value_t = 1000)]
     pub streams: usize,

@@ -1,12 +1,13 @@
 //! `mcp-fleet-loadtest`: measures change-notification fan-out of mcp-fleet nodes from
 //! outside — many `subscriptions/listen` streams (optionally real re-listing clients, built
-//! on `mcp-fleet-client`), timed change events published through a node's admin endpoint or
+//! on `mcp-fleet-client`) or 2025-era session GET streams, timed change events published through a node's admin endpoint or
 //! straight onto the bus, loss verification, and exact latency histograms merged across
 //! loader processes. The binary (`main.rs`) is a thin wrapper around [`run()`].
 //!
 //! - [`args`]: the command line; [`plan`]: what each stream follows, the change sequence.
 //! - [`run`][mod@run]: the coordinator; [`worker`]: loader processes and their protocol.
-//! - [`loader`]: one process's streams; [`probe`]: the client observer that measures.
+//! - [`loader`]: one process's streams; [`probe`]: the client observer that measures;
+//!   [`legacy`]: the 2025-era client (`--era 2025`: a session and its GET stream).
 //! - [`verify`]: per stream and key, was anything lost (epoch-aware)?
 //! - [`deliveries`], [`convergence`]: delivery latency and time to convergence.
 //! - [`publish`]: admin or bus publishing, in the three load shapes.
@@ -33,6 +34,7 @@ pub mod convergence;
 pub mod deliveries;
 pub mod error;
 pub mod hist;
+pub mod legacy;
 pub mod limit;
 pub mod loader;
 pub mod metrics;

@@ -2,9 +2,13 @@
 //! runs a [`CatalogWatcher`] per simulated client with a [`Probe`], learns of publishes,
 //! reports [`LiveStats`] and, at the end, a [`LoaderResult`].
 //!
+//! A simulated client is a 2026 listen stream or, with `--era 2025`, a 2025 session and its
+//! GET stream ([`LegacyClient`]); the same [`Probe`] measures both.
+//!
 //! Connections: over HTTP/1.1 every listen stream has its own connection, and re-lists go
 //! through one pooled client per node, at most `--relist-concurrency` at a time (so a storm
-//! cannot exhaust file descriptors). Over h2c, `--h2-streams-per-conn` clients share one
+//! cannot exhaust file descriptors); a 2025 client's handshake POSTs go through that pool too
+//! (bounded by `--open-concurrency`: the open permit is held until the GET stream is open). Over h2c, `--h2-streams-per-conn` clients share one
 //! [`SharedH2`] connection for their listen streams and their re-lists, like hosts behind an
 //! HTTP/2 proxy.
 
@@ -22,12 +26,13 @@ use mcp_fleet_client::{
 use tokio::sync::{Semaphore, watch};
 use tokio::task::JoinHandle;
 
-use crate::args::Args;
+use crate::args::{Args, Era};
 use crate::clock::Clock;
 use crate::convergence::ClientLists;
-use crate::deliveries::Deliveries;
+use crate::deliveries::{Deliveries, UNSTAMPED_HORIZON_US};
 use crate::error::LoadtestError;
 use crate::hist::{encode, new_histogram, record};
+use crate::legacy::{LegacyClient, LegacyOptions};
 use crate::plan::{Key, Plan, tenant_name, uri};
 use crate::probe::Probe;
 use crate::results::{EventConvergence, LiveStats, LoaderResult, PhaseRequests};
@@ -118,6 +123,11 @@ impl LoaderShared {
         lock(&self.deliveries).on_frame(epoch, version, at_us, tenant);
     }
 
+    /// A frame without the fleet's stamp arrived on local slot `slot` (of `tenant`).
+    pub fn on_unstamped(&self, slot: usize, key: Key, at_us: u64, tenant: Option<u32>) {
+        lock(&self.deliveries).on_unstamped(slot, key, at_us, tenant);
+    }
+
     /// A stream's first acknowledgement took `took` after its open permit.
     pub fn record_open(&self, took: Duration) {
         record(&mut lock(&self.open_latency), took.as_micros() as u64);
@@ -151,6 +161,14 @@ impl LoaderShared {
         }
         record(&mut figures.fetch_latency, took.as_micros().max(u128::from(spent)) as u64);
     }
+}
+
+/// What drives one simulated client.
+enum SimulatedClient {
+    /// 2026: a listen stream (and re-lists, with `--relist`).
+    Listen(CatalogWatcher),
+    /// 2025: a session and its GET stream.
+    Session(LegacyClient),
 }
 
 /// One process's share of the streams.
@@ -193,22 +211,27 @@ impl Loader {
         let (stop, _) = watch::channel(false);
         let mut connections = Connections::new(args, plan)?;
         let open_gate = Arc::new(Semaphore::new(args.open_concurrency.max(1)));
+        let idle_timeout = (args.idle_timeout_secs > 0).then(|| Duration::from_secs(args.idle_timeout_secs));
         let mut tasks = Vec::with_capacity(range.len());
         for (slot, i) in range.enumerate() {
-            let (listen, requests) = connections.clients_for(plan, i)?;
+            let (listen, requests, endpoint) = connections.clients_for(plan, i)?;
             let spec = plan.stream(i);
-            let filter = ListenFilter {
-                resource_uris: spec
-                    .keys
-                    .iter()
-                    .filter_map(|k| if let Key::Uri(n) = k { Some(uri(*n)) } else { None })
-                    .collect(),
-                ..ListenFilter::for_lists(&plan.lists())
+            let uris: Vec<String> =
+                spec.keys.iter().filter_map(|k| if let Key::Uri(n) = k { Some(uri(*n)) } else { None }).collect();
+            let client = match plan.era {
+                Era::V2026 => {
+                    let filter = ListenFilter { resource_uris: uris, ..ListenFilter::for_lists(&plan.lists()) };
+                    let mut options = WatcherOptions { filter, relist: lists.clone(), ..Default::default() };
+                    options.listener.idle_timeout = idle_timeout;
+                    let requests = RpcClient::new(requests, endpoint.clone()).with_gate(connections.gate.clone());
+                    SimulatedClient::Listen(CatalogWatcher::new(RpcClient::new(listen, endpoint), requests, options))
+                }
+                Era::V2025 => {
+                    let mut options = LegacyOptions { uris, ..LegacyOptions::default() };
+                    options.listener.idle_timeout = idle_timeout;
+                    SimulatedClient::Session(LegacyClient::new(listen, requests, endpoint, options))
+                }
             };
-            let mut options = WatcherOptions { filter, relist: lists.clone(), ..Default::default() };
-            options.listener.idle_timeout =
-                (args.idle_timeout_secs > 0).then(|| Duration::from_secs(args.idle_timeout_secs));
-            let watcher = CatalogWatcher::new(listen, requests, options);
             let (shared, gate, mut stopped, lists) =
                 (shared.clone(), open_gate.clone(), stop.subscribe(), lists.clone());
             tasks.push(tokio::spawn(async move {
@@ -220,11 +243,13 @@ impl Loader {
                 };
                 let Ok(permit) = permit else { return };
                 let probe = Probe::new(shared, slot, lists, permit);
-                watcher
-                    .run(probe, async move {
-                        let _ = stopped.wait_for(|s| *s).await;
-                    })
-                    .await;
+                let stop = async move {
+                    let _ = stopped.wait_for(|s| *s).await;
+                };
+                match client {
+                    SimulatedClient::Listen(watcher) => drop(watcher.run(probe, stop).await),
+                    SimulatedClient::Session(client) => drop(client.run(probe, stop).await),
+                }
             }));
         }
         Ok(Loader { shared, stop, tasks })
@@ -259,8 +284,10 @@ impl Loader {
             }
         }
         let (deliveries, latency) = {
-            let d = lock(&self.shared.deliveries);
-            (d.latency().len(), encode(d.latency()))
+            let mut d = lock(&self.shared.deliveries);
+            d.match_unstamped(now.saturating_sub(UNSTAMPED_HORIZON_US));
+            // Unstamped frames count at once; their latency joins once they are matched.
+            (d.latency().len() + d.unstamped_pending() as u64, encode(d.latency()))
         };
         let requests = lock(&self.shared.requests);
         let c = &self.shared.counters;
@@ -314,7 +341,8 @@ fn final_result(shared: &LoaderShared) -> LoaderResult {
     }
     result.convergence = convergence;
     result.client_convergence = encode(&client_convergence);
-    let deliveries = lock(&shared.deliveries);
+    let mut deliveries = lock(&shared.deliveries);
+    deliveries.match_unstamped(u64::MAX); // every publish is known now
     result.deliveries = deliveries.per_publish().to_vec();
     result.unmatched_frames = deliveries.unmatched() as u64;
     result.misrouted = deliveries.misrouted();
@@ -376,8 +404,8 @@ impl Connections {
         })
     }
 
-    /// The listen and request clients of stream `i`.
-    fn clients_for(&mut self, plan: &Plan, i: usize) -> Result<(RpcClient, RpcClient), LoadtestError> {
+    /// The stream and request transports of stream `i`, and its endpoint (with its tenant).
+    fn clients_for(&mut self, plan: &Plan, i: usize) -> Result<(Transport, Transport, Endpoint), LoadtestError> {
         let spec = plan.stream(i);
         let mut endpoint = self.endpoints[spec.url].clone();
         if let Some(t) = spec.tenant {
@@ -389,8 +417,7 @@ impl Connections {
             let shared = self.shared_connection(spec.url);
             (Transport::Shared(shared.clone()), Transport::Shared(shared))
         };
-        let requests = RpcClient::new(requests, endpoint.clone()).with_gate(self.gate.clone());
-        Ok((RpcClient::new(listen, endpoint), requests))
+        Ok((listen, requests, endpoint))
     }
 
     /// The node's current h2c connection, or a new one once it carries `h2_per_conn` streams.

@@ -1,6 +1,7 @@
 //! Node counters scraped from each node's `GET /metrics` (OpenMetrics text) before and after
-//! the event phase: what the fleet itself says it delivered, coalesced, lost to gaps, and how
-//! many list requests it answered (and with which status).
+//! the event phase: what the fleet itself says it delivered (to listen streams and to 2025-era
+//! GET streams), coalesced, lost to gaps, and how many list requests it answered (and with
+//! which status).
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -13,8 +14,12 @@ use hyper_util::rt::TokioExecutor;
 use serde::Serialize;
 
 /// The counters the report keeps, by their short name.
-const COUNTERS: [(&str, &str); 8] = [
+const COUNTERS: [(&str, &str); 12] = [
     ("framesWritten", "mcp_fleet_listen_frames_written"),
+    ("legacyFramesWritten", "mcp_fleet_legacy_frames_written"),
+    ("legacySessionsCreated", "mcp_fleet_legacy_sessions_created"),
+    ("legacyStreamResumes", "mcp_fleet_legacy_stream_resumes"),
+    ("legacyStreamsRefused", "mcp_fleet_legacy_streams_refused"),
     ("coalesced", "mcp_fleet_listen_coalesced"),
     ("eventsDelivered", "mcp_fleet_bus_events_delivered"),
     ("duplicatesDropped", "mcp_fleet_bus_duplicates_dropped"),

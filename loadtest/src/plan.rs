@@ -10,7 +10,7 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use serde::{Deserialize, Serialize};
 
-use crate::args::Args;
+use crate::args::{Args, Era};
 use crate::error::LoadtestError;
 
 /// What a change (and a verification key) is about.
@@ -149,6 +149,8 @@ pub struct StreamSpec {
 /// What a run does.
 #[derive(Debug, Clone)]
 pub struct Plan {
+    /// The clients' protocol era.
+    pub era: Era,
     /// MCP endpoint URLs, streams spread round robin.
     pub urls: Vec<String>,
     /// Total streams over every loader process.
@@ -178,7 +180,14 @@ impl Plan {
             return Err(LoadtestError::Usage("--mix has resource but --uris is 0".into()));
         }
         let uris_per_stream = if has_resource { args.uris_per_stream.min(args.uris) } else { 0 };
+        if args.era == Era::V2025 && args.relist {
+            return Err(LoadtestError::Usage(
+                "--relist drives 2026-era clients (CatalogWatcher); with --era 2025 only the GET streams are measured"
+                    .into(),
+            ));
+        }
         Ok(Plan {
+            era: args.era,
             urls,
             streams: args.streams,
             mix,
@@ -206,12 +215,22 @@ impl Plan {
         lists
     }
 
+    /// The list keys every stream follows: the mix's lists for a listen stream (its filter);
+    /// every announced list for a 2025 GET stream, which hears them all (a resumed stream's
+    /// invalidation names each one).
+    pub fn list_keys(&self) -> Vec<Key> {
+        match self.era {
+            Era::V2026 => self.lists().into_iter().map(Key::of_list).collect(),
+            Era::V2025 => vec![Key::Tools, Key::Prompts, Key::Resources],
+        }
+    }
+
     /// Stream `i`'s node, tenant and keys. Node and tenant are decorrelated (tenant counts
     /// streams per node), and URIs are spread evenly over the population.
     pub fn stream(&self, i: usize) -> StreamSpec {
         let nodes = self.urls.len().max(1);
         let tenant = (self.tenants > 0).then(|| ((i / nodes) % self.tenants as usize) as u32);
-        let mut keys: Vec<Key> = self.lists().into_iter().map(Key::of_list).collect();
+        let mut keys = self.list_keys();
         let k = self.uris_per_stream as usize;
         keys.extend((0..k).map(|j| Key::Uri(((i * k + j) % self.uris.max(1) as usize) as u32)));
         StreamSpec { url: i % nodes, tenant, keys }
@@ -275,6 +294,30 @@ mod tests {
         assert!((600..800).contains(&tools), "{tools} of 1000 should be ≈ 700");
         assert!(a.iter().all(|c| c.scope.is_some_and(|s| s < 3)));
         assert!(a.iter().all(|c| !matches!(c.key, Key::Uri(u) if u >= 10)));
+    }
+
+    #[test]
+    fn the_era_is_2026_by_default_and_a_2025_stream_follows_every_list() {
+        let modern = plan(&["--mix", "tools=1,resource=1", "--uris", "4"]);
+        assert_eq!(modern.era, Era::V2026);
+        assert_eq!(modern.stream(0).keys, [Key::Tools, Key::Uri(0)]);
+        let legacy = plan(&["--era", "2025", "--mix", "tools=1,resource=1", "--uris", "4"]);
+        assert_eq!(legacy.era, Era::V2025);
+        assert_eq!(legacy.stream(1).keys, [Key::Tools, Key::Prompts, Key::Resources, Key::Uri(1)]);
+        assert_eq!(legacy.lists(), modern.lists(), "the change sequence does not depend on the era");
+        assert_eq!(
+            (0..50).map(|n| legacy.change(n)).collect::<Vec<_>>(),
+            (0..50).map(|n| modern.change(n)).collect::<Vec<_>>()
+        );
+    }
+
+    #[test]
+    fn era_parsing_and_what_2025_refuses() {
+        assert!(Args::try_parse_from(["lt", "--era", "2024"]).is_err());
+        assert_eq!(Args::parse_from(["lt", "--era", "2026"]).era, Era::V2026);
+        assert_eq!(Era::V2025.as_str(), "2025");
+        let relist = Args::parse_from(["lt", "--era", "2025", "--relist"]);
+        assert!(matches!(Plan::from_args(&relist), Err(LoadtestError::Usage(_))));
     }
 
     #[test]

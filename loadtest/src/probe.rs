@@ -4,7 +4,8 @@
 //!
 //! Called on the client's own task: each call takes the stream's own (uncontended) slot lock
 //! and, for change frames, the loader's delivery lock — never both at once, never across an
-//! `.await`.
+//! `.await`. The same probe measures 2026 listen streams (driven by a `CatalogWatcher`) and
+//! 2025 GET streams (driven by a [`LegacyClient`](crate::legacy::LegacyClient)).
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -109,8 +110,10 @@ impl Observer for Probe {
                 s.lists.on_notification(kind, notification.stamp, at_us);
             }
         });
-        if let EventStamp::Change { epoch, version, .. } = notification.stamp {
-            self.shared.on_delivery(epoch, version, at_us, self.tenant);
+        match notification.stamp {
+            EventStamp::Change { epoch, version, .. } => self.shared.on_delivery(epoch, version, at_us, self.tenant),
+            EventStamp::Unstamped => self.shared.on_unstamped(self.slot, key, at_us, self.tenant),
+            EventStamp::Gap { .. } => {}
         }
     }
 

@@ -27,7 +27,7 @@ use crate::plan::{Key, Plan, PlannedChange, tenant_name, uri};
 use crate::verify::PublishRecord;
 
 /// How long one publish may take.
-const PUBLISH_TIMEOUT: Duration = Duration::from_secs(10);
+pub const PUBLISH_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Connect to the bus at `url` (any scheme `mcp-fleet-bus-connect` knows), publishing as
 /// `node_id`, as a reloader on another pod would.

@@ -40,6 +40,8 @@ pub struct Report {
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Inputs {
+    /// The clients' protocol era: `2026` (listen streams) or `2025` (session GET streams).
+    pub era: &'static str,
     /// MCP endpoints.
     pub urls: Vec<String>,
     /// `http1` or `h2c`.
@@ -392,6 +394,7 @@ fn inputs(args: &Args, plan: &Plan, shape: Shape, publisher: (&'static str, Vec<
         Shape::Burst { n } => ShapeInput::Burst { events: n, concurrency: args.publish_concurrency },
     };
     Inputs {
+        era: plan.era.as_str(),
         urls: plan.urls.clone(),
         protocol: if args.h2_streams_per_conn == 0 { "http1" } else { "h2c" },
         h2_streams_per_conn: args.h2_streams_per_conn,

@@ -15,8 +15,9 @@ impl Report {
         let loaders = if i.workers == 0 { "1 process".to_owned() } else { format!("{} workers", i.workers) };
         let _ = writeln!(
             out,
-            "mcp-fleet-loadtest: {} streams over {} ({loaders}), {} node(s), publishing via {}",
+            "mcp-fleet-loadtest: {} {} streams over {} ({loaders}), {} node(s), publishing via {}",
             i.streams,
+            if i.era == "2025" { "2025-era GET" } else { "listen" },
             i.protocol,
             i.urls.len(),
             i.publish_via
@@ -142,7 +143,7 @@ fn node_row(out: &mut String, n: &NodeReport) {
                 &label,
                 format_args!(
                     "frames {} coalesced {} gaps {} list requests {} ({} errors)",
-                    c("framesWritten"),
+                    c("framesWritten") + c("legacyFramesWritten"),
                     c("coalesced"),
                     c("gaps"),
                     d.list_requests,

@@ -11,6 +11,10 @@
 //!   re-lists after a reconnect, since notifications sent meanwhile are lost).
 //! - A frame with a different epoch than the stream's must be preceded by a gap frame on that
 //!   stream (a new history); otherwise it is counted as an epoch change without gap.
+//! - A frame without the fleet's stamp (a 2025-era GET stream of a node that does not stamp,
+//!   or another server) names no version: it covers every change of its key that was *sent*
+//!   before it arrived (a notification says "this changed since you last heard"), so a stream
+//!   that stops hearing is caught, though one change lost between two delivered ones is not.
 //! - Anything else accepted is **lost**. Equal versions are duplicates; lower ones are out of
 //!   order (neither is a loss).
 //!
@@ -196,6 +200,8 @@ struct KeyState {
     newest: Option<u64>,
     /// Arrival of the last gap frame for this key (0: none).
     gap_us: u64,
+    /// Arrival of the last unstamped frame for this key (0: none).
+    arrived_us: u64,
 }
 
 /// One listen stream's delivery state.
@@ -214,7 +220,8 @@ pub struct StreamVerifier {
 impl StreamVerifier {
     /// A stream (global index `stream`, of `tenant`) following `keys`.
     pub fn new(stream: usize, tenant: Option<u32>, keys: &[Key]) -> Self {
-        let keys = keys.iter().map(|&key| KeyState { key, epoch: None, newest: None, gap_us: 0 }).collect();
+        let keys =
+            keys.iter().map(|&key| KeyState { key, epoch: None, newest: None, gap_us: 0, arrived_us: 0 }).collect();
         StreamVerifier {
             stream,
             tenant,
@@ -278,7 +285,10 @@ impl StreamVerifier {
                 }
                 self.epoch = epoch.or(self.epoch);
             }
-            EventStamp::Unstamped => self.counts.unstamped += 1,
+            EventStamp::Unstamped => {
+                self.counts.unstamped += 1;
+                state.arrived_us = state.arrived_us.max(at_us);
+            }
         }
     }
 
@@ -305,6 +315,9 @@ impl StreamVerifier {
                         continue;
                     }
                     verdict.checked += 1;
+                    if p.sent_us <= state.arrived_us {
+                        continue; // an unstamped frame arrived after it was sent
+                    }
                     if p.accepted_us <= state.gap_us {
                         verdict.covered_by_gap += 1;
                     } else if p.accepted_us <= self.reconnect_us {

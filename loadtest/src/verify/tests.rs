@@ -148,3 +148,24 @@ fn live_checks_ignore_publishes_accepted_after_the_cutoff_and_before_the_stream_
     assert_eq!(s.check(&idx, 400).lost, 0, "publish 0 was sent before the stream opened; 1 is not due");
     assert_eq!(s.check(&idx, FINAL).lost, 1);
 }
+
+#[test]
+fn an_unstamped_frame_covers_what_was_sent_before_it_arrived() {
+    // sent at 99, 199, 299 (accepted one µs later)
+    let idx = index(&[
+        publish(0, Key::Tools, Some(1), 1, 100),
+        publish(1, Key::Tools, Some(1), 2, 200),
+        publish(2, Key::Tools, Some(1), 3, 300),
+    ]);
+    let mut s = opened(&[Key::Tools, Key::Prompts]);
+    s.on_frame(Key::Tools, EventStamp::Unstamped, 250);
+    let v = s.check(&idx, FINAL);
+    assert_eq!((v.checked, v.lost), (3, 1), "the change sent at 299 is not covered by a frame at 250");
+    assert_eq!(v.examples[0].version, 3);
+    s.on_frame(Key::Prompts, EventStamp::Unstamped, 400);
+    assert_eq!(s.check(&idx, FINAL).lost, 1, "a frame of another list covers nothing of tools");
+    s.on_frame(Key::Tools, EventStamp::Unstamped, 301);
+    assert_eq!(s.check(&idx, FINAL).lost, 0);
+    assert_eq!(s.counts().unstamped, 3);
+    assert_eq!((s.counts().duplicated, s.counts().unexpected), (0, 0));
+}
