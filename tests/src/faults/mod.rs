@@ -153,9 +153,25 @@ impl FaultFleet {
 
     /// Check the invariant for every publish accepted since the last check.
     pub async fn assert_delivered(&self) {
+        let nodes: Vec<usize> = (0..self.nodes.len()).collect();
+        self.assert_delivered_on(&nodes).await;
+    }
+
+    /// The same on the streams of `nodes` only.
+    pub async fn assert_delivered_on(&self, nodes: &[usize]) {
         let accepted = std::mem::take(&mut *self.accepted.lock().expect("accepted"));
         assert!(!accepted.is_empty(), "the scenario accepted no publish at all");
-        assert_all_covered(&self.streams, &accepted, DELIVERY_WAIT).await;
+        let streams: Vec<&StreamRecord> = self.streams.iter().filter(|s| nodes.contains(&s.node)).collect();
+        assert_all_covered(&streams, &accepted, DELIVERY_WAIT).await;
+    }
+
+    /// After a fault that loses nothing (a connection kill, a restart with the store, the loss
+    /// of one replica of three): no node reported a gap and no stream heard one.
+    pub fn assert_no_gaps(&self) {
+        assert_eq!(self.counter("mcp_fleet_bus_gaps"), 0, "a lossless fault reported gaps: {}", self.counters_line());
+        for (i, stream) in self.streams.iter().enumerate() {
+            assert_eq!(stream.gaps(), 0, "stream {i} (node {}) heard a gap:\n{}", stream.node, stream.recent(6));
+        }
     }
 
     /// Every node hears the bus again (within `within`) and answers `tools/list`.
