@@ -1,11 +1,13 @@
 //! NATS JetStream faults, each on private nats-server processes (never the shared 4222): a
-//! server restart (with its store), the stream deleted, and one server of a 3-server cluster
-//! (stream with 3 replicas) killed. Each runs the scenarios of `mcp_fleet_tests::faults` —
+//! server restart (with its store), the stream rolled back within its epoch (a restored
+//! snapshot of the store), the stream deleted, and one server of a 3-server cluster (stream
+//! with 3 replicas) killed. Each runs the scenarios of `mcp_fleet_tests::faults` —
 //! continuous publishing across the fault, then single publishes 0, 300 and 1500 ms after it —
 //! and checks on every stream of every node that each accepted change arrived or was
 //! invalidated by a gap, that the nodes keep answering, and that the counters tell what
 //! happened.
 
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -58,6 +60,59 @@ async fn a_server_restart() {
     // The stream survived: nothing to invalidate; every node resumed after its last sequence.
     fleet.assert_no_gaps();
     assert!(fleet.counter("mcp_fleet_bus_reconnects") >= 3 * 4, "{}", fleet.counters_line());
+    fleet.shutdown().await;
+}
+
+/// The stream loses its tail but keeps its creation time — a restored volume snapshot, `nats
+/// stream restore`, a host crash before fsync: the store is copied while the server is down,
+/// the consumers are moved past that point, and the copy is put back.
+struct RolledBack {
+    server: NatsServer,
+    snapshot: PathBuf,
+}
+
+impl RolledBack {
+    /// Stop the server, let `with_store` work on the stopped store, start it again.
+    async fn offline(&mut self, with_store: impl FnOnce(&Path, &Path)) {
+        self.server.kill();
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        with_store(&self.server.store, &self.snapshot);
+        self.server.restart().await;
+    }
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    let _ = std::fs::remove_dir_all(to);
+    let copied = std::process::Command::new("cp").arg("-a").arg(from).arg(to).status().expect("cp");
+    assert!(copied.success(), "copy {} to {}", from.display(), to.display());
+}
+
+impl Fault for RolledBack {
+    async fn inject(&mut self, fleet: &FaultFleet) {
+        self.offline(|store, snapshot| copy_dir(store, snapshot)).await;
+        // Every consumer reads past the snapshot: those messages are delivered, then lost.
+        for kind in 0..3 {
+            fleet.publish_until_accepted(kind % fleet.nodes.len(), kind).await;
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        self.offline(|store, snapshot| copy_dir(snapshot, store)).await;
+    }
+
+    async fn settle(&mut self, _: &FaultFleet) {}
+}
+
+#[tokio::test]
+async fn the_stream_rolled_back_within_its_epoch() {
+    let dir = TempDir::new("nats-rollback");
+    let server = NatsServer::start(dir.path()).await;
+    let fleet = FaultFleet::start(buses(&server.url()).await).await;
+    let epoch = fleet.publish_until_accepted(0, 0).await.epoch;
+    let mut fault = RolledBack { server, snapshot: dir.path().join("snapshot") };
+    run_scenarios("nats stream rolled back", &fleet, &mut fault).await;
+    // Same epoch (the creation time survived), yet each rollback is a gap on every node.
+    assert_eq!(fleet.publish_until_accepted(0, 0).await.epoch, epoch, "the rollback kept the stream's epoch");
+    fleet.assert_delivered().await;
+    assert!(fleet.counter("mcp_fleet_bus_gaps") >= 3 * 4, "{}", fleet.counters_line());
     fleet.shutdown().await;
 }
 

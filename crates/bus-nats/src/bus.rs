@@ -105,6 +105,7 @@ impl NatsBus {
             options: inner.options.clone(),
             counters: inner.counters.clone(),
             epoch: inner.epoch.clone(),
+            rollbacks: inner.publisher.rollbacks(),
             status: inner.status.clone(),
         }
     }

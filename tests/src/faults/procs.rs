@@ -282,6 +282,8 @@ pub struct NatsServer {
     pub port: u16,
     /// Its `server_name`.
     pub name: String,
+    /// Its JetStream store directory.
+    pub store: PathBuf,
     proc: Proc,
 }
 
@@ -296,7 +298,7 @@ impl NatsServer {
             args.extend(["--routes".into(), routes.join(","), "--cluster_name".into(), "mcpft".into()]);
         }
         let proc = Proc::spawn("nats-server", args, dir.join(format!("{name}.log")));
-        NatsServer { port, name: name.to_owned(), proc }
+        NatsServer { port, name: name.to_owned(), store, proc }
     }
 
     /// Start a lone server in `dir` and wait until JetStream answers.

@@ -14,10 +14,21 @@
 //!   publisher's highest sequence, is seen a watch interval later (when the consumer notices);
 //!   until then the returned epoch is the old one — the consumers, which report the gap, are
 //!   never wrong about it.
+//! - **Rollbacks.** A stream can lose its tail but keep its creation time (a restored volume
+//!   snapshot, `nats stream restore`, a crash before fsync): acknowledged events are gone and
+//!   their sequences are reused. The publisher keeps the newest event acknowledged to it (its
+//!   sequence and id); when a sequence at or below it comes back, and at the first ack after
+//!   the client reconnected (a rollback needs a server restart), it reads the stream: one
+//!   that ends before that sequence, or holds another event there, was rolled back. A rollback
+//!   is counted in a cell the consumers share, and each reports a gap: a consumer that never
+//!   read past the restored end has no other sign of it (one that had detects it itself).
+//!   Two acks that merely crossed, or a reconnect that lost nothing, read the stream once and
+//!   count nothing.
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 
+use async_nats::header::NATS_MESSAGE_ID;
 use async_nats::jetstream::context::PublishErrorKind;
 use async_nats::jetstream::message::PublishMessage;
 use async_nats::jetstream::{Context, publish::PublishAck};
@@ -34,14 +45,25 @@ pub(crate) struct Publisher {
     options: Arc<NatsBusOptions>,
     /// The stream's epoch as last seen by this bus (shared with its consumers).
     epoch: Arc<AtomicU64>,
-    /// The highest sequence acknowledged to this publisher in the current epoch.
-    highest: AtomicU64,
+    client: async_nats::Client,
+    /// The newest event acknowledged to this publisher in the current epoch. A std mutex:
+    /// replaced whole, never held across `.await`.
+    tip: Mutex<Tip>,
+    /// Rollbacks of the stream found so far (shared with the consumers, which report each as a
+    /// gap).
+    rollbacks: Arc<AtomicU64>,
 }
 
 impl Publisher {
     /// A publisher starting at `epoch` (read when the bus connected).
     pub(crate) fn new(js: Context, options: Arc<NatsBusOptions>, epoch: Arc<AtomicU64>) -> Self {
-        Publisher { js, options, epoch, highest: AtomicU64::new(0) }
+        let client = js.client();
+        Publisher { js, options, epoch, client, tip: Mutex::default(), rollbacks: Arc::default() }
+    }
+
+    /// The cell counting rollbacks of the stream, for the consumers.
+    pub(crate) fn rollbacks(&self) -> Arc<AtomicU64> {
+        self.rollbacks.clone()
     }
 
     /// Publish `env`; resolves with its epoch and version once the stream acknowledged it.
@@ -55,12 +77,26 @@ impl Publisher {
             }
             other => other.map_err(SendError::into_bus_error)?,
         };
-        let previous = self.highest.fetch_max(ack.sequence, Ordering::SeqCst);
-        if ack.sequence <= previous && !ack.duplicate {
-            // A new message at or below a sequence seen before: the stream was recreated.
-            // Learn its epoch and start counting anew.
-            self.refresh_epoch().await;
-            self.highest.store(ack.sequence, Ordering::SeqCst);
+        let newest = Tip {
+            sequence: ack.sequence,
+            event_id: env.event_id.clone(),
+            connects: self.client.statistics().connects.load(Ordering::Relaxed),
+        };
+        let (previous, suspect) = {
+            let mut tip = self.lock_tip();
+            let previous = tip.clone();
+            let went_back = newest.sequence <= previous.sequence && !ack.duplicate;
+            let reconnected = previous.sequence > 0 && previous.connects != newest.connects;
+            if !went_back && !reconnected && newest.sequence > previous.sequence {
+                *tip = newest.clone();
+            }
+            (previous, went_back || reconnected)
+        };
+        if suspect {
+            // The stream was recreated, or rolled back, or two acks crossed, or the client
+            // merely reconnected. Learn which, and start counting anew.
+            self.check_stream(&previous).await;
+            *self.lock_tip() = newest;
         }
         env.epoch = self.epoch.load(Ordering::SeqCst);
         env.version = ack.sequence;
@@ -80,21 +116,56 @@ impl Publisher {
     async fn recreate_stream(&self) -> Result<(), BusError> {
         let (state, _) = relocate(&self.js, &self.options).await?;
         self.adopt(state.epoch);
-        self.highest.store(0, Ordering::SeqCst);
+        *self.lock_tip() = Tip::default();
         Ok(())
     }
 
-    /// Read the stream's epoch again (a failure keeps the cached one: the next publish retries).
-    async fn refresh_epoch(&self) {
-        match relocate(&self.js, &self.options).await {
-            Ok((state, _)) => self.adopt(state.epoch),
-            Err(err) => tracing::warn!(error = %err, "nats bus: could not re-read the stream's epoch"),
+    /// Read the stream's epoch again (a failure keeps the cached one: the next publish
+    /// retries), and in the same epoch count a rollback when the stream lost `tip`.
+    async fn check_stream(&self, tip: &Tip) {
+        let state = match relocate(&self.js, &self.options).await {
+            Ok((state, _)) => state,
+            Err(err) => return tracing::warn!(error = %err, "nats bus: could not re-read the stream's epoch"),
+        };
+        if state.epoch != self.epoch.load(Ordering::SeqCst) {
+            return self.adopt(state.epoch);
         }
+        if state.last_sequence < tip.sequence || self.holds_another(tip).await {
+            tracing::warn!(stream = %self.options.stream_name, acknowledged = tip.sequence, end = state.last_sequence, "nats bus: the stream was rolled back within its epoch; acknowledged events are lost");
+            self.rollbacks.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+
+    /// Whether the stream holds another event than the tip's at its sequence (`false` when it
+    /// cannot tell: trimmed away, or unreadable right now).
+    async fn holds_another(&self, tip: &Tip) -> bool {
+        let read = async {
+            let stream = self.js.get_stream_no_info(&self.options.stream_name).await.ok()?;
+            let message = stream.get_raw_message(tip.sequence).await.ok()?;
+            Some(message.headers.get(NATS_MESSAGE_ID).map(|h| h.as_str().to_owned()))
+        };
+        matches!(within(self.options.publish_timeout, read).await, Ok(Some(found)) if found.as_deref() != Some(tip.event_id.as_str()))
+    }
+
+    fn lock_tip(&self) -> std::sync::MutexGuard<'_, Tip> {
+        // Replaced whole; a panic cannot leave it half-written.
+        self.tip.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     fn adopt(&self, epoch: u64) {
         self.epoch.store(epoch, Ordering::SeqCst);
     }
+}
+
+/// The newest event acknowledged to the publisher.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct Tip {
+    /// Its stream sequence (0: none yet in this epoch).
+    sequence: u64,
+    /// Its event id (its `Nats-Msg-Id`).
+    event_id: String,
+    /// The client's connection count when it was acknowledged.
+    connects: u64,
 }
 
 /// Why one publish attempt failed.

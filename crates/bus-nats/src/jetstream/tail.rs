@@ -19,6 +19,15 @@
 //! - the stream is missing: it is created again — a new epoch;
 //! - the epoch (creation time) differs from the one being read: the history is gone. Report
 //!   [`GapReason::EpochChanged`] and continue from the start of the new stream;
+//! - the stream ends **before** `last` in the same epoch: it was rolled back — an R1 stream
+//!   that lost its tail but kept its creation time (a host crash before fsync, a restored
+//!   volume snapshot, `nats stream restore`). The sequences after its end will be reused by
+//!   new events, which a consumer opened at `last + 1` would skip without a word. Report the
+//!   gap ([`GapReason::EpochChanged`], as the Redis cursor does for a counter that went back)
+//!   and rebase on the stream's end. The same check runs before every consumer is re-created
+//!   and when a subscription resumes from a position. A rollback that this bus's publisher
+//!   finds (see `publish`) is a gap too: a consumer that had not read past the restored end
+//!   has no other sign that acknowledged events are gone;
 //! - the stream holds messages past `last` but nothing arrived for two checks in a row: the
 //!   consumer is stalled; re-create it from `last + 1` (counted as a consumer restart). A
 //!   fresh consumer stalled at the same place means the server cannot deliver those messages
@@ -28,6 +37,7 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use async_nats::header::NATS_MESSAGE_ID;
 use async_nats::jetstream::consumer::pull::{Config as PullConfig, Stream as Messages};
 use async_nats::jetstream::consumer::{AckPolicy, DeliverPolicy};
 use async_nats::jetstream::{self, Context};
@@ -52,6 +62,8 @@ pub(crate) struct Shared {
     pub(crate) counters: Arc<BusCounters>,
     /// The epoch this bus publishes under; the task updates it when it finds a new one.
     pub(crate) epoch: Arc<AtomicU64>,
+    /// Rollbacks of the stream this bus's publisher found (see `publish`): each is a gap.
+    pub(crate) rollbacks: Arc<AtomicU64>,
     pub(crate) status: StatusCell,
 }
 
@@ -64,7 +76,13 @@ pub(crate) async fn subscribe(shared: Shared, after: Option<(u64, u64)>) -> Resu
     let (tx, rx) = mpsc::channel(CHANNEL_CAPACITY);
     let last = match after {
         None => state.last_sequence,
-        Some((epoch, sequence)) if epoch == state.epoch => sequence,
+        Some((epoch, sequence)) if epoch == state.epoch && !rolled_back(&state, sequence) => sequence,
+        Some((epoch, _)) if epoch == state.epoch => {
+            BusCounters::bump(&shared.counters.gaps);
+            // As below: the channel is new and empty.
+            let _ = tx.try_send(BusItem::Gap(GapReason::EpochChanged));
+            state.last_sequence
+        }
         Some(_) => {
             BusCounters::bump(&shared.counters.gaps);
             // The channel is new and empty, so this cannot fail for lack of room.
@@ -73,9 +91,19 @@ pub(crate) async fn subscribe(shared: Shared, after: Option<(u64, u64)>) -> Resu
         }
     };
     let consumer = open_consumer(&shared.js, &shared.options, last).await?;
+    let rollbacks_seen = shared.rollbacks.load(Ordering::SeqCst);
     shared.status.set_connected();
-    let tail =
-        JetStreamTail { shared, epoch: state.epoch, last, tx, idle_checks: 0, retried_at: None, stalled_at: None };
+    let tail = JetStreamTail {
+        shared,
+        epoch: state.epoch,
+        last,
+        last_id: None,
+        rollbacks_seen,
+        tx,
+        idle_checks: 0,
+        retried_at: None,
+        stalled_at: None,
+    };
     tokio::spawn(tail.run(consumer));
     Ok(Box::pin(ReceiverStream::new(rx)))
 }
@@ -131,6 +159,11 @@ struct JetStreamTail {
     epoch: u64,
     /// Last stream sequence delivered (or skipped), or where the subscription began.
     last: u64,
+    /// The `Nats-Msg-Id` (event id) of the message at `last`, when this task delivered it: a
+    /// stream rolled back and refilled past `last` has another message there.
+    last_id: Option<String>,
+    /// The publisher's rollback count this task has reported.
+    rollbacks_seen: u64,
     tx: mpsc::Sender<BusItem>,
     /// Consecutive watch checks that found messages waiting while nothing arrived.
     idle_checks: u32,
@@ -178,6 +211,7 @@ impl JetStreamTail {
     }
 
     async fn deliver(&mut self, message: &jetstream::Message) -> Result<Verdict, Closed> {
+        self.publisher_found_rollback().await?;
         let sequence = match message.info() {
             Ok(info) => info.stream_sequence,
             // Not a stream message (nothing in the stream is skipped by ignoring it).
@@ -193,6 +227,7 @@ impl JetStreamTail {
             }
         }
         self.last = sequence;
+        self.last_id = message.headers.as_ref().and_then(|h| h.get(NATS_MESSAGE_ID)).map(|id| id.as_str().to_owned());
         match EventEnvelope::decode(&message.payload) {
             Ok(mut env) => {
                 env.epoch = self.epoch;
@@ -235,6 +270,11 @@ impl JetStreamTail {
             self.rebase(state).await?;
             return Ok(Verdict::Reopen);
         }
+        if self.is_rolled_back(&state).await {
+            self.rewind(state).await?;
+            return Ok(Verdict::Reopen);
+        }
+        self.publisher_found_rollback().await?;
         if state.last_sequence > self.last {
             self.idle_checks += 1;
             if self.idle_checks >= 2 {
@@ -260,6 +300,7 @@ impl JetStreamTail {
         }
         tracing::error!(%stream, after, waiting, "nats bus: the stream cannot deliver its messages, skipping them with a gap");
         self.last = state.last_sequence;
+        self.last_id = None;
         self.stalled_at = None;
         self.gap(GapReason::Unreadable).await?;
         Ok(Verdict::Reopen)
@@ -271,8 +312,56 @@ impl JetStreamTail {
         self.epoch = state.epoch;
         self.shared.epoch.store(state.epoch, Ordering::SeqCst);
         self.last = state.first_sequence.saturating_sub(1);
+        self.last_id = None;
         self.retried_at = None;
         self.stalled_at = None;
+        self.gap(GapReason::EpochChanged).await
+    }
+
+    /// Whether the stream (of the epoch being read) lost the tail this task read: it ends
+    /// before `last`, or — refilled past it since — holds another message at `last`.
+    async fn is_rolled_back(&self, state: &StreamState) -> bool {
+        if rolled_back(state, self.last) {
+            return true;
+        }
+        let Some(id) = &self.last_id else { return false };
+        if self.last < state.first_sequence {
+            // Trimmed away: the next message is after a hole, reported as such.
+            return false;
+        }
+        let read = async {
+            let stream = self.shared.js.get_stream_no_info(&self.shared.options.stream_name).await.ok()?;
+            let message = stream.get_raw_message(self.last).await.ok()?;
+            Some(message.headers.get(NATS_MESSAGE_ID).map(|h| h.as_str().to_owned()))
+        };
+        // A read that fails proves nothing; the next check reads again.
+        matches!(within(self.shared.options.publish_timeout, read).await, Ok(Some(found)) if found.as_ref() != Some(id))
+    }
+
+    /// This bus's publisher found the stream rolled back: acknowledged events are gone, maybe
+    /// before this task read them. Report a gap (reading goes on where it is: what follows
+    /// `last` is the stream's new history).
+    async fn publisher_found_rollback(&mut self) -> Result<(), Closed> {
+        let found = self.shared.rollbacks.load(Ordering::SeqCst);
+        if found == self.rollbacks_seen {
+            return Ok(());
+        }
+        self.rollbacks_seen = found;
+        tracing::warn!(stream = %self.shared.options.stream_name, after = self.last, "nats bus: the publisher found the stream rolled back, reporting a gap");
+        self.gap(GapReason::EpochChanged).await
+    }
+
+    /// The stream went back behind `last` in the same epoch: report the gap and continue after
+    /// its end (the sequences past it are new events; those already there are what the gap
+    /// covers).
+    async fn rewind(&mut self, state: StreamState) -> Result<(), Closed> {
+        tracing::warn!(stream = %self.shared.options.stream_name, after = self.last, end = state.last_sequence, "nats bus: the stream was rolled back behind this consumer, reporting a gap");
+        self.last = state.last_sequence;
+        self.last_id = None;
+        self.retried_at = None;
+        self.stalled_at = None;
+        // One gap covers this rollback, whoever found it first.
+        self.rollbacks_seen = self.shared.rollbacks.load(Ordering::SeqCst);
         self.gap(GapReason::EpochChanged).await
     }
 
@@ -312,6 +401,8 @@ impl JetStreamTail {
         };
         if state.epoch != self.epoch {
             self.rebase(state).await?;
+        } else if self.is_rolled_back(&state).await {
+            self.rewind(state).await?;
         }
         Ok(open_consumer(&self.shared.js, &self.shared.options, self.last).await)
     }
@@ -358,6 +449,11 @@ fn place(last: u64, sequence: u64) -> Place {
     }
 }
 
+/// Whether the stream (of the epoch being read) ends before `last`: it lost its tail.
+fn rolled_back(state: &StreamState, last: u64) -> bool {
+    state.last_sequence < last
+}
+
 /// After messages went missing past `last`: fetch them again when the stream still holds them
 /// and this is the first attempt at this place (a second one means they cannot be read:
 /// report the gap instead of looping).
@@ -390,6 +486,14 @@ mod tests {
         assert!(!fetch_again(true, Some(5), 5), "the same hole twice: a gap, not a loop");
         assert!(fetch_again(true, Some(3), 5), "a new hole is fetched again");
         assert!(!fetch_again(false, None, 5), "trimmed away: a gap");
+    }
+
+    #[test]
+    fn a_stream_ending_before_the_consumer_was_rolled_back() {
+        let ending_at = |last_sequence| StreamState { epoch: 7, first_sequence: 1, last_sequence };
+        assert!(rolled_back(&ending_at(3800), 5000), "a restored snapshot: 3801… will be reused");
+        assert!(!rolled_back(&ending_at(5000), 5000));
+        assert!(!rolled_back(&ending_at(5200), 5000), "messages waiting");
     }
 
     #[test]
