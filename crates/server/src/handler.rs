@@ -52,6 +52,10 @@ pub(crate) struct HandlerShared {
     pub(crate) shutdown: watch::Sender<bool>,
     /// Number of running serve loops; `shutdown()` waits for it to reach zero.
     pub(crate) serving: watch::Sender<usize>,
+    /// The tasks whose last act must be done before `shutdown()` returns — the fleet's leave
+    /// and the outbox's final round — else they die with the runtime, and the others wait
+    /// for this node's membership to expire. Taken (once) by `shutdown()`.
+    pub(crate) farewells: std::sync::Mutex<Vec<tokio::task::JoinHandle<()>>>,
 }
 
 /// An MCP endpoint: serve it with [`McpHandler::serve`] or call [`McpHandler::handle`] from
@@ -138,6 +142,7 @@ pub async fn create_mcp_handler(
         challenge_base,
         shutdown: watch::channel(false).0,
         serving: watch::channel(0).0,
+        farewells: std::sync::Mutex::default(),
     });
     let stop = || shared.shutdown.subscribe();
     tokio::spawn(crate::legacy::maintain(&shared, stop()));
@@ -147,8 +152,8 @@ pub async fn create_mcp_handler(
     let parts = ConsumerParts { bus: bus.clone(), fanout, health: health.clone(), metrics, stop: stop() };
     tokio::spawn(supervisor::run(parts, events));
     tokio::spawn(monitor::run(bus.clone(), health, router.clone(), stop()));
-    tokio::spawn(outbox.run(bus, stop()));
-    tokio::spawn(fleet.run(stop()));
+    let farewells = [tokio::spawn(outbox.run(bus, stop())), tokio::spawn(fleet.run(stop()))];
+    shared.farewells.lock().unwrap_or_else(std::sync::PoisonError::into_inner).extend(farewells);
     if let Some(every) = shared.options.listen.tick_interval() {
         let keepalives = !shared.options.listen.keepalive.is_zero();
         tokio::spawn(keepalive::run(router, every, keepalives, stop()));
