@@ -1,5 +1,6 @@
 //! Redis faults, each on private Redis processes (never the shared 6379): every client
-//! connection killed, a restart without persistence, a Sentinel failover, and a trim past a
+//! connection killed, a restart without persistence, a Sentinel failover, a split brain (a
+//! primary cut off from its replica and sentinels, not from every node), and a trim past a
 //! node that lags. Each runs the scenarios of `mcp_fleet_tests::faults` — continuous publishing
 //! across the fault, then single publishes 0, 300 and 1500 ms after it — and checks on every
 //! stream of every node that each accepted change arrived or was invalidated by a gap, that
@@ -13,6 +14,7 @@ use mcp_fleet_bus_redis::{RedisBus, RedisBusOptions};
 use mcp_fleet_tests::faults::procs::{RedisServer, SentinelSet, TempDir};
 use mcp_fleet_tests::faults::{Fault, FaultFleet, run_scenarios};
 use mcp_fleet_tests::proxy::CuttableProxy;
+use mcp_fleet_tests::{WAIT, eventually};
 
 const STREAM_KEY: &str = "mcp-fleet-faults";
 
@@ -112,6 +114,51 @@ async fn a_sentinel_failover() {
     run_scenarios("redis sentinel failover", &fleet, &mut Failover { set, killed: None }).await;
     // A promoted replica has a new replication id: a new epoch on every node, every time.
     assert!(fleet.counter("mcp_fleet_bus_gaps") >= 3 * 4, "{}", fleet.counters_line());
+    fleet.shutdown().await;
+}
+
+/// Whether the Redis on `port` is a replica whose link to its primary is up.
+async fn is_linked_replica(port: u16) -> bool {
+    let Some(mut conn) = mcp_fleet_tests::faults::procs::redis_connect(port).await else { return false };
+    let info: String = redis::cmd("INFO").arg("replication").query_async(&mut conn).await.unwrap_or_default();
+    info.contains("role:slave") && info.contains("master_link_status:up")
+}
+
+/// A split brain: the primary is cut off from its replica and the sentinels (which promote the
+/// replica) but not from node 0, which reaches it directly and keeps publishing there until
+/// the partition heals and the sentinels demote it — discarding what it took meanwhile. Nodes
+/// 1 and 2 (through Sentinel) had their only gap at their failover, before those publishes.
+/// With `min_replica_acks=1` (the default behind Sentinel; node 0's URL names it as it is a
+/// plain one) the cut-off primary has no replica to acknowledge them: they fail, and every
+/// publish that was accepted reaches every stream of nodes 1 and 2. (Node 0's own streams are
+/// not held to it: its plain URL keeps it on the old primary, a replica once demoted, which
+/// only a Sentinel URL would have followed.)
+#[tokio::test]
+async fn a_primary_cut_off_from_its_replica_and_sentinels_acknowledges_nothing() {
+    let dir = TempDir::new("redis-split-brain");
+    let (set, proxy) = SentinelSet::start_partitionable(dir.path()).await;
+    let old_primary = set.servers[0].port;
+    let direct = format!("redis://127.0.0.1:{old_primary}/0?min_replica_acks=1");
+    let sentinel = set.url();
+    let fleet = FaultFleet::start(buses([&direct, &sentinel, &sentinel]).await).await;
+    let split = async {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        proxy.cut();
+        let (set, monitored) = (&set, proxy.addr.port());
+        eventually("the sentinels promote the replica", WAIT * 2, || async move {
+            set.primary_port().await.is_some_and(|p| p != monitored)
+        })
+        .await;
+        // The split lasts: node 0 keeps publishing to the old primary, the others to the new.
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        proxy.restore();
+        eventually("the old primary is demoted to a replica", WAIT * 3, || is_linked_replica(old_primary)).await;
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    };
+    let (accepted, failed) = fleet.publish_during(split).await;
+    fleet.assert_delivered_on(&[1, 2]).await;
+    println!("redis split brain: {accepted} accepted, {failed} refused or failed; {}", fleet.counters_line());
+    assert!(failed > 0, "the cut-off primary acknowledged every publish");
     fleet.shutdown().await;
 }
 

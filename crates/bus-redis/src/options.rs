@@ -71,6 +71,12 @@ pub struct RedisBusOptions {
     pub reconnect_max: Duration,
     /// Most entries per read (default [`DEFAULT_READ_COUNT`]).
     pub read_count: usize,
+    /// Replicas that must hold a publish (`WAIT`, within half the publish timeout) before it
+    /// resolves `Ok`; fewer fail it. Default 1 behind Sentinel, 0 for one server (URL
+    /// `min_replica_acks=N`). It keeps a primary that was cut off from its replicas and
+    /// sentinels (a split brain) from acknowledging events that its demotion will discard:
+    /// such a primary has no replica to acknowledge them.
+    pub min_replica_acks: usize,
 }
 
 impl RedisBusOptions {
@@ -83,7 +89,9 @@ impl RedisBusOptions {
 
     /// Options for `endpoint` with every default.
     pub fn with_endpoint(endpoint: RedisEndpoint, node_id: &str) -> Self {
+        let min_replica_acks = usize::from(matches!(endpoint, RedisEndpoint::Sentinel { .. }));
         RedisBusOptions {
+            min_replica_acks,
             endpoint,
             stream_key: DEFAULT_STREAM_KEY.to_owned(),
             max_len: DEFAULT_MAX_LEN,
@@ -100,8 +108,8 @@ impl RedisBusOptions {
     /// Sentinel: `redis+sentinel://[user:password@]host:port[,host:port…]/MASTER_NAME[/DB]`
     /// (`rediss+sentinel://` for TLS), where the credentials and database are the primary's;
     /// `sentinel_username=` and `sentinel_password=` set the sentinels' own. Either form takes
-    /// `stream=KEY` and `maxlen=N`; a plain URL passes every other parameter to redis-rs (e.g.
-    /// `protocol=resp3`), a Sentinel URL refuses unknown ones.
+    /// `stream=KEY`, `maxlen=N` and `min_replica_acks=N`; a plain URL passes every other
+    /// parameter to redis-rs (e.g. `protocol=resp3`), a Sentinel URL refuses unknown ones.
     ///
     /// ```
     /// use mcp_fleet_bus_redis::{RedisBusOptions, RedisEndpoint};
@@ -123,6 +131,7 @@ impl RedisBusOptions {
         };
         options.stream_key = params.stream.unwrap_or(options.stream_key);
         options.max_len = params.max_len.unwrap_or(options.max_len);
+        options.min_replica_acks = params.min_replica_acks.unwrap_or(options.min_replica_acks);
         Ok(options)
     }
 
@@ -218,6 +227,7 @@ fn sentinel_scheme(base: &str) -> Option<bool> {
 struct QueryParams {
     stream: Option<String>,
     max_len: Option<u64>,
+    min_replica_acks: Option<usize>,
     sentinel_username: Option<String>,
     sentinel_password: Option<String>,
     rest: Vec<String>,
@@ -232,6 +242,10 @@ impl QueryParams {
                 Some(("maxlen", n)) => {
                     let n = n.parse().map_err(|_| BusError::Config(format!("invalid redis URL maxlen {n:?}")))?;
                     params.max_len = Some(n);
+                }
+                Some(("min_replica_acks", n)) => {
+                    let invalid = || BusError::Config(format!("invalid redis URL min_replica_acks {n:?}"));
+                    params.min_replica_acks = Some(n.parse().map_err(|_| invalid())?);
                 }
                 Some(("sentinel_username", user)) => params.sentinel_username = Some(user.to_owned()),
                 Some(("sentinel_password", password)) => params.sentinel_password = Some(password.to_owned()),
@@ -321,6 +335,14 @@ mod tests {
         assert_eq!(sentinels.len(), 2);
         assert_eq!(sentinels[1].addr().to_string(), "s2:26380");
         assert_eq!(sentinels[0].redis_settings().password(), Some("sp"));
+        assert_eq!(o.min_replica_acks, 1, "behind Sentinel, a publish waits for a replica");
+        let lone = RedisBusOptions::from_url("redis://h/0?min_replica_acks=2", "n").expect("url");
+        assert_eq!(
+            (lone.min_replica_acks, RedisBusOptions::new("redis://h", "n").expect("url").min_replica_acks),
+            (2, 0)
+        );
+        let opt_out = RedisBusOptions::from_url("redis+sentinel://s1:26379/m?min_replica_acks=0", "n").expect("url");
+        assert_eq!(opt_out.min_replica_acks, 0);
         assert!(RedisBusOptions::from_url("redis+sentinel://s1:26379", "n").is_err(), "no master name");
         assert!(RedisBusOptions::from_url("redis+sentinel://s1:26379/m?strem=x", "n").is_err(), "typo");
         let tls = RedisBusOptions::from_url("rediss+sentinel://s1:26379/m", "n").expect("tls sentinel");

@@ -7,6 +7,14 @@
 //! that still fails returns the error: the caller decides whether to retry. Operations that
 //! must not run twice (a keyspace create or increment) are tried again only when the first
 //! attempt certainly did not run (see [`Retry`]).
+//!
+//! **Split brain.** Behind Sentinel, a publish resolves `Ok` only once a replica holds it
+//! (`WAIT`, see [`RedisBusOptions::min_replica_acks`]): a primary cut off from its replicas
+//! and sentinels, but not from some nodes, would otherwise keep acknowledging events that its
+//! demotion discards — and the other nodes' only gap (at their failover) came before them.
+//! The cost: a replica round trip on every publish (queued behind it on the shared
+//! connection), and no publishing while no replica is connected (a set with one replica,
+//! during a failover, until the old primary rejoins).
 
 use std::sync::{Mutex, PoisonError};
 
@@ -58,14 +66,30 @@ impl Publisher {
         mut env: EventEnvelope,
     ) -> Result<EventEnvelope, BusError> {
         let payload = env.encode();
-        let (epoch, version) = self
+        let (wanted, wait_ms) = (options.min_replica_acks, (options.publish_timeout / 2).as_millis().max(1));
+        let (epoch, version, acks) = self
             .run(endpoint, options, Retry::Always, |mut conn| {
                 let mut invocation = scripts::PUBLISH.prepare_invoke();
                 invocation.key(&options.stream_key).key(options.version_key()).key(options.epoch_key());
                 invocation.arg(new_epoch()).arg(&payload[..]).arg(options.max_len);
-                async move { invocation.invoke_async::<(u64, u64)>(&mut conn).await }
+                async move {
+                    let (epoch, version) = invocation.invoke_async::<(u64, u64)>(&mut conn).await?;
+                    // WAIT blocks until `wanted` replicas hold every write of this connection
+                    // so far (or the time is up) and says how many do.
+                    let acks = match wanted {
+                        0 => 0,
+                        _ => redis::cmd("WAIT").arg(wanted).arg(wait_ms as u64).query_async::<usize>(&mut conn).await?,
+                    };
+                    Ok((epoch, version, acks))
+                }
             })
             .await?;
+        if acks < wanted {
+            // The primary has it, but nothing says it survives a failover: not acknowledged.
+            return Err(BusError::Unavailable(format!(
+                "{acks} of {wanted} replicas acknowledged the event within {wait_ms} ms (a primary cut off from its replicas may be discarded at failover)"
+            )));
+        }
         env.epoch = epoch;
         env.version = version;
         Ok(env)

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
+use crate::proxy::CuttableProxy;
 use crate::{WAIT, eventually};
 
 /// A loopback port nobody listens on right now.
@@ -166,9 +167,11 @@ pub async fn redis_connect(port: u16) -> Option<redis::aio::MultiplexedConnectio
     tokio::time::timeout(Duration::from_secs(1), attempt).await.ok().flatten()
 }
 
-/// A primary, one replica and three sentinels (quorum 2) watching them as `mymaster`.
+/// A primary, two replicas and three sentinels (quorum 2) watching them as `mymaster`. Two
+/// replicas, so that a failover leaves the new primary a replica to acknowledge publishes
+/// (the bus waits for one behind Sentinel: see `RedisBusOptions::min_replica_acks`).
 pub struct SentinelSet {
-    /// The two data servers; which one is primary changes with failovers.
+    /// The three data servers; which one is primary changes with failovers.
     pub servers: Vec<RedisServer>,
     sentinel_ports: Vec<u16>,
     _sentinels: Vec<Proc>,
@@ -178,28 +181,50 @@ pub struct SentinelSet {
 pub const MASTER_NAME: &str = "mymaster";
 
 impl SentinelSet {
-    /// Start it in `dir` and wait until the sentinels know the replica and each other.
+    /// Start it in `dir` and wait until the sentinels know the replicas and each other.
     pub async fn start(dir: &Path) -> SentinelSet {
         let primary = RedisServer::start(dir, "primary", None).await;
-        let replica = RedisServer::start(dir, "replica", Some(primary.port)).await;
+        let port = primary.port;
+        let replicas = [
+            RedisServer::start(dir, "replica-1", Some(port)).await,
+            RedisServer::start(dir, "replica-2", Some(port)).await,
+        ];
+        SentinelSet::watching(dir, primary, replicas, port).await
+    }
+
+    /// The same, but the replicas and the sentinels reach the primary only through a proxy:
+    /// cutting it partitions the primary from them while clients that connect to the primary
+    /// directly still reach it (a split brain).
+    pub async fn start_partitionable(dir: &Path) -> (SentinelSet, CuttableProxy) {
+        let primary = RedisServer::start(dir, "primary", None).await;
+        let proxy = CuttableProxy::start(format!("127.0.0.1:{}", primary.port).parse().expect("addr")).await;
+        let replicas = [
+            RedisServer::start(dir, "replica-1", Some(proxy.addr.port())).await,
+            RedisServer::start(dir, "replica-2", Some(proxy.addr.port())).await,
+        ];
+        let set = SentinelSet::watching(dir, primary, replicas, proxy.addr.port()).await;
+        (set, proxy)
+    }
+
+    async fn watching(dir: &Path, primary: RedisServer, replicas: [RedisServer; 2], monitored: u16) -> SentinelSet {
         let mut sentinel_ports = Vec::new();
         let mut sentinels = Vec::new();
         for i in 0..3 {
             let port = free_port();
             let conf = dir.join(format!("sentinel-{i}.conf"));
             let text = format!(
-                "port {port}\nbind 127.0.0.1\ndir {dir}\nsentinel monitor {MASTER_NAME} 127.0.0.1 {primary} 2\n\
+                "port {port}\nbind 127.0.0.1\ndir {dir}\nsentinel monitor {MASTER_NAME} 127.0.0.1 {monitored} 2\n\
                  sentinel down-after-milliseconds {MASTER_NAME} 400\nsentinel failover-timeout {MASTER_NAME} 2000\n\
                  sentinel parallel-syncs {MASTER_NAME} 1\n",
                 dir = dir.display(),
-                primary = primary.port,
             );
             std::fs::write(&conf, text).expect("write sentinel config");
             let args = vec![conf.display().to_string(), "--sentinel".to_owned()];
             sentinels.push(Proc::spawn("redis-server", args, dir.join(format!("sentinel-{i}.log"))));
             sentinel_ports.push(port);
         }
-        let set = SentinelSet { servers: vec![primary, replica], sentinel_ports, _sentinels: sentinels };
+        let [first, second] = replicas;
+        let set = SentinelSet { servers: vec![primary, first, second], sentinel_ports, _sentinels: sentinels };
         set.await_settled().await;
         set
     }
@@ -224,7 +249,7 @@ impl SentinelSet {
         None
     }
 
-    /// Kill the primary (a crash; the sentinels will notice and promote the replica); returns
+    /// Kill the primary (a crash; the sentinels will notice and promote a replica); returns
     /// the index of the killed server, for [`SentinelSet::recover`].
     pub async fn kill_primary(&mut self) -> usize {
         let primary = self.primary_port().await.expect("the sentinels name a primary");
@@ -247,7 +272,7 @@ impl SentinelSet {
         self.await_settled().await;
     }
 
-    /// Wait until the primary has a connected replica and every sentinel sees both servers
+    /// Wait until the primary has both replicas connected and every sentinel sees them
     /// and the two other sentinels: the set can fail over again.
     pub async fn await_settled(&self) {
         eventually("the sentinel set is settled", WAIT * 3, || async move { self.is_settled().await }).await;
@@ -257,7 +282,7 @@ impl SentinelSet {
         let Some(primary) = self.primary_port().await else { return false };
         let Some(mut conn) = redis_connect(primary).await else { return false };
         let info: String = redis::cmd("INFO").arg("replication").query_async(&mut conn).await.unwrap_or_default();
-        if !info.contains("role:master") || !info.contains("state=online") {
+        if !info.contains("role:master") || info.matches("state=online").count() < 2 {
             return false;
         }
         for port in &self.sentinel_ports {
@@ -265,7 +290,7 @@ impl SentinelSet {
             let master: Vec<String> =
                 redis::cmd("SENTINEL").arg("master").arg(MASTER_NAME).query_async(&mut conn).await.unwrap_or_default();
             let field = |name: &str| master.iter().position(|f| f == name).and_then(|i| master.get(i + 1)).cloned();
-            let ok = field("num-slaves").as_deref() == Some("1")
+            let ok = field("num-slaves").as_deref() == Some("2")
                 && field("num-other-sentinels").as_deref() == Some("2")
                 && field("flags").as_deref() == Some("master");
             if !ok {
