@@ -89,7 +89,7 @@ fn copy_dir(from: &Path, to: &Path) {
 
 impl Fault for RolledBack {
     async fn inject(&mut self, fleet: &FaultFleet) {
-        self.offline(|store, snapshot| copy_dir(store, snapshot)).await;
+        self.offline(copy_dir).await;
         // Every consumer reads past the snapshot: those messages are delivered, then lost.
         for kind in 0..3 {
             fleet.publish_until_accepted(kind % fleet.nodes.len(), kind).await;
