@@ -83,7 +83,8 @@ impl Tasks {
         let mut tick = tokio::time::interval(self.liveness_tick());
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         let renew_every = self.options.ttl / 4;
-        let mut renewed = tokio::time::Instant::now();
+        // Renewed at the first tick (in case the write at start failed), then every quarter TTL.
+        let mut renewed: Option<tokio::time::Instant> = None;
         loop {
             tokio::select! {
                 signal = rx.recv() => match signal {
@@ -92,8 +93,8 @@ impl Tasks {
                 },
                 _ = tick.tick() => {
                     self.check_followed(&mut watched).await;
-                    if renewed.elapsed() >= renew_every {
-                        renewed = tokio::time::Instant::now();
+                    if renewed.is_none_or(|at| at.elapsed() >= renew_every) {
+                        renewed = Some(tokio::time::Instant::now());
                         self.renew_run(None).await;
                     }
                 }

@@ -135,7 +135,11 @@ impl Tasks {
         let store = TaskStore::new(records, options.max_tasks_per_principal);
         let node = parts.bus.node_id().to_owned();
         let run = format!("{:016x}", rand::random::<u64>());
-        store.set_run(&node, &RunRecord { run: run.clone(), draining_until_ms: None }).await?;
+        // Not fatal: the tasks' loop records it again at its first tick (without it, the
+        // membership alone tells whether this node runs its tasks).
+        if let Err(e) = store.set_run(&node, &RunRecord { run: run.clone(), draining_until_ms: None }).await {
+            tracing::warn!(error = %e, "could not record this node's task incarnation yet");
+        }
         Ok(Some(Arc::new(Tasks {
             options: options.clone(),
             store,
@@ -359,6 +363,9 @@ impl Tasks {
     /// Renew this node's incarnation record (it expires with the tasks' TTL), saying until
     /// when it drains, if it does.
     pub(crate) async fn renew_run(&self, draining_until_ms: Option<u64>) {
+        if draining_until_ms.is_none() && self.draining.load(Ordering::Acquire) {
+            return; // the drain's record says until when; keep it
+        }
         let record = RunRecord { run: self.run.clone(), draining_until_ms };
         if let Err(e) = self.store.set_run(&self.node, &record).await {
             tracing::warn!(error = %e, "could not renew this node's task incarnation record");
