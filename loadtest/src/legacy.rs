@@ -259,7 +259,8 @@ impl LegacyClient {
                 if let Some(id) = event.id {
                     self.last_event_id = Some(id);
                 }
-                if let Some(data) = event.data
+                // A data-less event (the node's priming event: an id to resume from) says nothing.
+                if let Some(data) = event.data.filter(|d| !d.trim().is_empty())
                     && let ListenMessage::Changed(notification) = ListenMessage::parse(&data)?
                 {
                     observer.on_notification(&notification);
@@ -424,6 +425,19 @@ mod tests {
                 "split at {split}"
             );
         }
+    }
+
+    #[test]
+    fn a_priming_event_has_an_id_and_empty_data() {
+        let (mut decoder, mut out) = (EventDecoder::default(), Vec::new());
+        decoder.feed(b"id: 3-41\ndata: \n\nid: 3-42\n\n", &mut out);
+        assert_eq!(
+            out,
+            [
+                StreamEvent { id: Some("3-41".into()), data: Some(String::new()) },
+                StreamEvent { id: Some("3-42".into()), data: None },
+            ]
+        );
     }
 
     #[test]
