@@ -216,3 +216,27 @@ async fn a_task_past_its_ttl_is_gone() {
     );
     node.shutdown().await;
 }
+
+#[tokio::test]
+async fn a_task_of_a_node_that_restarted_under_its_id_fails() {
+    use mcp_fleet_tests::tasks::SeverableBus;
+    let bus = mcp_fleet_bus::MemoryBus::new();
+    let options = |id: &str, bus: std::sync::Arc<dyn mcp_fleet_bus::ServerEventBus>| {
+        task_options().authenticator(tenant_from_header).membership_ttl(Duration::from_millis(500)).node_id(id).bus(bus)
+    };
+    let first = SeverableBus::new(std::sync::Arc::new(bus.as_node("a")));
+    let a = TestNode::start(task_server(), options("a", std::sync::Arc::new(first.clone()))).await;
+    let b = TestNode::start(task_server(), options("b", std::sync::Arc::new(bus.as_node("b")))).await;
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    let id = TaskClient::new(a.url(), Some("acme")).start("slow", json!({"ms": 60_000})).await;
+    first.sever();
+    // The same id comes back at once, before its old membership could expire.
+    let again = TestNode::start(task_server(), options("a", std::sync::Arc::new(bus.as_node("a")))).await;
+    let failed = TaskClient::new(b.url(), Some("acme")).wait_status(&id, "failed").await;
+    assert_eq!(failed["error"]["data"]["reason"], "replica_restarted", "{failed}");
+    let on_a = TaskClient::new(again.url(), Some("acme")).get(&id).await;
+    assert_eq!(on_a["status"], "failed", "the new incarnation knows the old one's task is gone");
+    for node in [a, b, again] {
+        node.shutdown().await;
+    }
+}
