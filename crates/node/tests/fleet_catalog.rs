@@ -33,6 +33,11 @@ fn v2() -> String {
     format!("{V1}\n[[tools]]\nname = \"farewell\"\ndescription = \"Says goodbye\"\ntext = \"Goodbye!\"\n")
 }
 
+/// The edit after [`v2`]: one more tool again.
+fn v3() -> String {
+    format!("{}\n[[tools]]\nname = \"thanks\"\ndescription = \"Says thanks\"\ntext = \"Thanks!\"\n", v2())
+}
+
 /// An edit that fails validation (the template names an undeclared argument).
 fn v2_broken() -> String {
     v2().replace("Goodbye!", "Goodbye, {{nme}}!")
@@ -306,6 +311,13 @@ async fn a_rolling_replacement_is_announced_once_when_the_last_old_node_has_left
     let heard = exactly(std::slice::from_ref(&new_stream), 1, Duration::from_secs(10), Duration::from_secs(2)).await;
     let (at, meta) = &heard[0][0];
     assert!(*at >= last_left, "told before the last old node left");
+    // Told because it left, not because its membership expired: that takes at least 4/5 of
+    // the TTL after its last heartbeat (a fifth of the TTL apart, the last one before SIGTERM).
+    let after = *at - last_left;
+    assert!(
+        after < Duration::from_secs(TTL_SECS) * 4 / 5 - Duration::from_millis(300),
+        "told {after:?} after the last old node's SIGTERM: it did not leave, its membership expired"
+    );
     assert_eq!(meta["converged"], true, "{meta}");
     for (i, stream) in old_streams.iter().enumerate() {
         assert!(stream.notifications().is_empty(), "old node {i}'s stream was told of a split fleet");
@@ -367,6 +379,52 @@ async fn an_invalid_file_on_one_node_times_out_naming_it_then_converges_once_fix
     let heard = exactly(&streams, 2, Duration::from_secs(10), Duration::from_secs(1)).await;
     for notifications in &heard {
         assert_eq!(notifications[1].1["converged"], true, "told again once the fleet agrees");
+    }
+}
+
+/// Write `catalog` on nodes 0 and 1 (node 2 lags): every stream hears its `n`th
+/// notification, `converged: false`, once the 4 s convergence timeout passed.
+async fn edit_two_past_a_laggard(
+    fleet: &CatalogFleet,
+    streams: &[Heard],
+    catalog: &str,
+    n: usize,
+) -> Vec<Vec<(Instant, Value)>> {
+    let edited = Instant::now();
+    fleet.write_catalog(0, catalog);
+    fleet.write_catalog(1, catalog);
+    let heard = exactly(streams, n, Duration::from_secs(12), Duration::from_millis(500)).await;
+    for notifications in &heard {
+        let (at, meta) = &notifications[n - 1];
+        assert!(*at - edited >= Duration::from_millis(3500), "told before the timeout ({:?})", *at - edited);
+        assert_eq!(meta["converged"], false, "{meta}");
+    }
+    heard
+}
+
+#[tokio::test]
+async fn a_stuck_replica_does_not_silence_later_revisions() {
+    let Some(fleet) = CatalogFleet::start(3, &["--convergence-timeout-secs", "4"]).await else { return };
+    let streams = [fleet.listen(0).await, fleet.listen(1).await, fleet.listen(2).await];
+    // Node 2 refuses every file from now on and keeps serving V1.
+    fleet.write_catalog(2, &v2_broken());
+    let heard = edit_two_past_a_laggard(&fleet, &streams, &v2(), 1).await;
+    // Revision 3 lands on the same two: announced too, after its own timeout.
+    let heard3 = edit_two_past_a_laggard(&fleet, &streams, &v3(), 2).await;
+    for (notifications, first) in heard3.iter().zip(&heard) {
+        assert_ne!(notifications[1].1["revision"], first[0].1["revision"], "a new revision: {notifications:?}");
+    }
+    for i in 0..2 {
+        assert!(tool_names(&fleet.node(i).url()).await.contains(&"thanks".to_owned()), "node {i} serves revision 3");
+    }
+    assert!(!tool_names(&fleet.node(2).url()).await.contains(&"farewell".to_owned()), "node 2 stays behind");
+
+    // The laggard catches up: once more, converged.
+    fleet.write_catalog(2, &v3());
+    let heard = exactly(&streams, 3, Duration::from_secs(10), Duration::from_secs(1)).await;
+    for notifications in &heard {
+        assert_eq!(notifications[2].1["converged"], true, "told again once the fleet agrees");
+        assert_eq!(notifications[2].1["revision"], notifications[1].1["revision"], "on revision 3");
     }
 }
 
