@@ -8,8 +8,9 @@
 #   scripts/conformance-fleet.sh [BUS_URL]     (default: a private stream on redis://127.0.0.1:6379/0)
 #
 # Needs the fixture binary built (`cargo build -p mcp-fleet-conformance`, found under
-# $CARGO_TARGET_DIR or ./target) and haproxy. Prints the two verdicts of scripts/conformance.sh;
-# exits 1 if either fails. Every process it starts is stopped by pid on exit.
+# $CARGO_TARGET_DIR or ./target) and haproxy. Prints the verdicts of scripts/conformance.sh (the
+# two revisions, and the tasks-* extension scenarios, whose task store the nodes share through
+# the bus); exits 1 if any fails. Every process it starts is stopped by pid on exit.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
