@@ -200,20 +200,29 @@ async fn the_extension_is_negotiated_per_request() {
 }
 
 #[tokio::test]
-async fn a_task_past_its_ttl_is_gone() {
-    let options =
-        task_options().authenticator(tenant_from_header).tasks(TaskOptions::default().ttl(Duration::from_secs(1)));
-    let node = TestNode::start(task_server(), options).await;
+async fn a_task_past_its_ttl_is_gone_and_gives_its_slot_back() {
+    let ttl = TaskOptions::default().ttl(Duration::from_secs(1)).max_tasks_per_principal(2);
+    let node = TestNode::start(task_server(), task_options().authenticator(tenant_from_header).tasks(ttl)).await;
     let client = TaskClient::new(node.url(), Some("acme"));
     let created = client.result("tools/call", json!({"name": "slow", "arguments": {"ms": 60_000}})).await;
     assert_eq!(created["ttlMs"], 1000);
-    let id = created["taskId"].as_str().unwrap();
-    tokio::time::sleep(Duration::from_millis(1100)).await;
-    let error = client.error("tasks/get", json!({"taskId": id})).await.expect("expired");
+    let running = created["taskId"].as_str().unwrap().to_owned();
+    let detached = client.start("external", json!({})).await;
     assert_eq!(
-        (error["code"].as_i64(), error["message"].as_str()),
-        (Some(-32602), Some("Failed to retrieve task: Task has expired"))
+        client.send("tools/call", json!({"name": "external", "arguments": {}})).await.status,
+        StatusCode::TOO_MANY_REQUESTS
     );
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    for id in [&running, &detached] {
+        let error = client.error("tasks/get", json!({"taskId": id})).await.expect("expired");
+        assert_eq!(
+            (error["code"].as_i64(), error["message"].as_str()),
+            (Some(-32602), Some("Failed to retrieve task: Task has expired"))
+        );
+    }
+    // Both ended (the runner at its TTL, the detached one when read), so both slots are free.
+    client.start("external", json!({})).await;
+    client.start("external", json!({})).await;
     node.shutdown().await;
 }
 

@@ -14,7 +14,7 @@ use mcp_fleet_protocol::{Method, RpcError};
 use serde_json::{Map, Value, json};
 
 use super::record::{TaskRecord, binding};
-use super::shared::{Tasks, now_ms};
+use super::shared::{Orphaned, Tasks, now_ms};
 use crate::methods::{MethodRequest, Prepared};
 
 /// Ladder steps 10–11 for a task method, then its future.
@@ -57,6 +57,12 @@ async fn read(tasks: &Tasks, id: &str, principal: &str) -> Result<TaskRecord, Rp
         return Err(not_found());
     }
     if record.is_expired(now_ms()) {
+        if !record.status.is_terminal() {
+            // Nobody ended it in time (a detached task, or a runner that could not write): end it
+            // now, so its principal's slot is given back.
+            let node = record.owner.as_ref().map_or_else(String::new, |o| o.node.clone());
+            tasks.reap(record, Orphaned::Expired, &node).await;
+        }
         return Err(RpcError::invalid_params("Failed to retrieve task: Task has expired").in_band());
     }
     Ok(tasks.settle(record).await)

@@ -252,9 +252,6 @@ impl Tasks {
         if record.status.is_terminal() {
             return None;
         }
-        if record.is_expired(now_ms()) {
-            return Some((Orphaned::Expired, record.owner.as_ref().map_or_else(String::new, |o| o.node.clone())));
-        }
         let owner = record.owner.as_ref()?;
         let lost = |why: Orphaned| Some((why, owner.node.clone()));
         if owner.node == self.node {
