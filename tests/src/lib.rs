@@ -268,6 +268,12 @@ impl ListenStream {
         ListenStream { status, headers, body: resp.into_body(), decoder: SseDecoder::new(), queued: Vec::new() }
     }
 
+    /// The newest SSE event id read (what a client resuming now sends as `Last-Event-ID`),
+    /// counting events read from the socket but not yet returned.
+    pub fn last_event_id(&self) -> Option<&str> {
+        self.decoder.last_event_id()
+    }
+
     /// The next SSE event (message or comment), or `None` at the end of the stream; panics
     /// after `timeout`.
     pub async fn next_event(&mut self, timeout: Duration) -> Option<SseEvent> {

@@ -1,7 +1,8 @@
 //! 2025-era clients on a fleet of three nodes sharing one bus: a session opened on one node is
 //! served by every node, its GET stream hears changes published anywhere, its subscriptions
 //! made on another node reach that stream, an elicitation answered to another node reaches the
-//! waiting call, and its end is an end everywhere. Wire-level probes (see
+//! waiting call, and its end is an end everywhere; a tenant's stream shows the bus's position
+//! neither in its SSE ids nor in its notifications, and still resumes anywhere. Wire-level probes (see
 //! `mcp_fleet_tests::legacy`); the registries' SDKs run against the node binary in
 //! `crates/node/tests/legacy_clients.rs`.
 
@@ -9,7 +10,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use http::StatusCode;
-use mcp_fleet_bus::{MemoryBus, ServerEventBus};
+use mcp_fleet_bus::{EventEnvelope, MemoryBus, ServerEventBus};
 use mcp_fleet_server::types::{CallToolResult, Tool};
 use mcp_fleet_server::{HandlerOptions, InputRequired, LegacyOptions, McpServer, Outcome};
 use mcp_fleet_tests::cluster::tenant_options;
@@ -316,4 +317,70 @@ async fn a_stream_resumed_on_another_node_gets_exactly_what_it_missed() {
     resumed.expect_silence(Duration::from_millis(300)).await;
     nodes[0].handler.notify().tools_changed().await.unwrap();
     assert_eq!(resumed.next_message().await.unwrap()["method"], "notifications/tools/list_changed");
+}
+
+/// A tenant's session headers.
+fn acme() -> Vec<(String, String)> {
+    vec![("x-tenant".to_owned(), "acme".to_owned())]
+}
+
+/// `id` tells nothing of `event`'s place in the bus's history: not `<epoch>-<version>`, and
+/// the epoch (a random number of up to 16 digits) nowhere in it.
+fn assert_opaque(id: &str, event: &EventEnvelope) {
+    let position = id.split_once('-').is_some_and(|(e, v)| e.parse::<u64>().is_ok() && v.parse::<u64>().is_ok());
+    assert!(!position && !id.contains(&event.epoch.to_string()), "{id} shows {}-{}", event.epoch, event.version);
+}
+
+#[tokio::test]
+async fn a_tenants_stream_ids_hide_the_bus_position_and_still_resume_on_another_node() {
+    let (nodes, c) = fleet(|| tenant_options().request_state_key([7; 32])).await;
+    let session = LegacySession::open_with(&c[0], json!({}), acme()).await;
+    let mut stream = session.stream(&c[0], None).await;
+    let heard = nodes[2].handler.notify().tools_changed().await.unwrap();
+    let msg = stream.next_message().await.unwrap();
+    assert_eq!(msg["params"]["_meta"]["dev.mcp-fleet/event"], json!({"publishedAtMs": heard.published_at_ms}));
+    let last_event_id = stream.last_event_id().expect("events carry ids").to_owned();
+    assert_opaque(&last_event_id, &heard);
+    drop(stream); // the connection breaks; the client remembers the id of what it heard
+
+    nodes[1].handler.notify().scope("globex").tools_changed().await.unwrap();
+    let missed = nodes[1].handler.notify().scope("acme").prompts_changed().await.unwrap();
+    let mut resumed = session.stream(&c[1], Some(&last_event_id)).await;
+    let replayed = resumed.next_message().await.unwrap();
+    assert_eq!(replayed["method"], "notifications/prompts/list_changed", "{replayed}");
+    assert_eq!(replayed["params"]["_meta"]["dev.mcp-fleet/event"], json!({"publishedAtMs": missed.published_at_ms}));
+    assert_opaque(resumed.last_event_id().expect("an id"), &missed);
+    resumed.expect_silence(Duration::from_millis(300)).await;
+}
+
+#[tokio::test]
+async fn a_tenants_resume_on_a_replica_without_its_key_gets_the_gap_rule() {
+    // No shared requestState key: each node seals with its own per-process key.
+    let (nodes, c) = fleet(tenant_options).await;
+    let session = LegacySession::open_with(&c[0], json!({}), acme()).await;
+    let mut stream = session.stream(&c[0], None).await;
+    nodes[2].handler.notify().tools_changed().await.unwrap();
+    stream.next_message().await.unwrap();
+    let last_event_id = stream.last_event_id().expect("events carry ids").to_owned();
+    drop(stream);
+
+    let mut elsewhere = session.stream(&c[1], Some(&last_event_id)).await;
+    let mut methods = Vec::new();
+    for _ in 0..3 {
+        let msg = elsewhere.next_message().await.unwrap();
+        assert_eq!(msg["params"]["_meta"]["dev.mcp-fleet/event"], json!({"gap": true, "resumed": true}), "{msg}");
+        methods.push(msg["method"].as_str().unwrap_or_default().to_owned());
+    }
+    methods.sort();
+    assert_eq!(
+        methods,
+        [
+            "notifications/prompts/list_changed",
+            "notifications/resources/list_changed",
+            "notifications/tools/list_changed"
+        ]
+    );
+    drop(elsewhere);
+    let mut home = session.stream(&c[0], Some(&last_event_id)).await;
+    home.expect_silence(Duration::from_millis(300)).await; // its own node reads it: nothing was missed
 }

@@ -133,17 +133,20 @@ async fn a_tenants_change_on_one_node_reaches_only_that_tenants_streams_on_every
     for s in &mut tenant_a {
         let msg = s.next_message().await.unwrap();
         assert_eq!(msg["method"], "notifications/tools/list_changed");
-        assert_eq!(msg["params"]["_meta"][EVENT_META]["version"], scoped.version);
+        assert_eq!(msg["params"]["_meta"][EVENT_META], json!({"seq": 1, "publishedAtMs": scoped.published_at_ms}));
     }
     // Both nodes have routed the scoped change (tenant A's streams on each got it). A global
-    // change now: it is the first thing tenant B hears, so B never heard the scoped one.
+    // change now: it is the first thing tenant B hears, so B never heard the scoped one — and
+    // its count starts at 1, not at the bus's version.
     let global = fleet.nodes[0].handler.notify().tools_changed().await.unwrap();
+    let heard_global = json!({"seq": 1, "publishedAtMs": global.published_at_ms});
     for s in &mut tenant_b {
         let msg = s.next_message().await.unwrap();
-        assert_eq!(msg["params"]["_meta"][EVENT_META]["version"], global.version, "{msg}");
+        assert_eq!(msg["params"]["_meta"][EVENT_META], heard_global, "{msg}");
     }
     for s in &mut tenant_a {
-        assert_eq!(s.next_message().await.unwrap()["params"]["_meta"][EVENT_META]["version"], global.version);
+        let msg = s.next_message().await.unwrap();
+        assert_eq!(msg["params"]["_meta"][EVENT_META], json!({"seq": 2, "publishedAtMs": global.published_at_ms}));
     }
     // Nor was it queued for B and then replaced by the global one.
     for i in 0..2 {

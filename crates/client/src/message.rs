@@ -79,7 +79,9 @@ pub enum EventStamp {
         /// The last version the node knew before the gap, when it says.
         last_version: Option<u64>,
     },
-    /// No fleet stamp (a server other than mcp-fleet).
+    /// No bus position: a server other than mcp-fleet, or a stream of a scoped principal
+    /// (mcp-fleet numbers a tenant's notifications per stream, `seq`, instead of showing the
+    /// bus's version, which counts every tenant's events).
     Unstamped,
 }
 
@@ -228,6 +230,9 @@ mod tests {
         let new = r#"{"jsonrpc":"2.0","method":"notifications/prompts/list_changed","params":{"_meta":{"dev.mcp-fleet/event":{"gap":true,"epoch":2,"lastVersion":17}}}}"#;
         let ListenMessage::Changed(n) = ListenMessage::parse(new).unwrap() else { panic!() };
         assert_eq!(n.stamp, EventStamp::Gap { epoch: Some(2), last_version: Some(17) });
+        let tenant = r#"{"jsonrpc":"2.0","method":"notifications/prompts/list_changed","params":{"_meta":{"dev.mcp-fleet/event":{"seq":3,"gap":true}}}}"#;
+        let ListenMessage::Changed(n) = ListenMessage::parse(tenant).unwrap() else { panic!() };
+        assert_eq!(n.stamp, EventStamp::Gap { epoch: None, last_version: None }, "a tenant's gap frame");
     }
 
     #[test]
@@ -239,6 +244,9 @@ mod tests {
         let unstamped = r#"{"jsonrpc":"2.0","method":"notifications/tools/list_changed","params":{}}"#;
         let ListenMessage::Changed(n) = ListenMessage::parse(unstamped).unwrap() else { panic!() };
         assert_eq!(n.stamp, EventStamp::Unstamped);
+        let tenant = r#"{"jsonrpc":"2.0","method":"notifications/tools/list_changed","params":{"_meta":{"dev.mcp-fleet/event":{"seq":1,"publishedAtMs":5}}}}"#;
+        let ListenMessage::Changed(n) = ListenMessage::parse(tenant).unwrap() else { panic!() };
+        assert_eq!(n.stamp, EventStamp::Unstamped, "a tenant's stream shows no bus position");
         assert!(ListenMessage::parse("not json").is_err());
     }
 }

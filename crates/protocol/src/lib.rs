@@ -14,6 +14,7 @@
 //! - [`filter`]: `subscriptions/listen` filters and the honoured subset.
 //! - [`cursor`]: pagination cursors any replica can decode.
 //! - [`schema`]: a small top-level check of tool arguments.
+//! - [`sealed`]: small values made opaque and tamper-evident with the `requestState` key ring.
 //! - [`sse`]: SSE frame encoding (once per event) and an incremental decoder.
 //! - [`state`]: signed MRTR `requestState`.
 //! - [`tasks`]: the tasks extension's vocabulary (statuses, capability, timestamps).
@@ -40,6 +41,7 @@ pub mod jsonrpc;
 pub mod legacy;
 pub mod methods;
 pub mod schema;
+pub mod sealed;
 pub mod sse;
 pub mod state;
 pub mod tasks;

@@ -4,7 +4,10 @@
 //! Every message is one event, `event: message\ndata: <one-line JSON>\n\n`, never split over
 //! several `data:` lines and never with `id:`/`retry:` (HTTP-12). Change notifications are
 //! serialized once per event as a [`NotificationFrame`]: everything but the listen stream's
-//! subscription id, which each stream splices in when it writes.
+//! subscription id, which each stream splices in when it writes — and, on a stream of a scoped
+//! principal, the stream's own sequence number ([`NotificationFrame::write_numbered`]).
+
+use std::io::Write as _;
 
 use serde_json::{Map, Value, json};
 
@@ -41,6 +44,9 @@ pub fn write_event_with_id(buf: &mut Vec<u8>, id: &str, json: &[u8]) {
 pub struct NotificationFrame {
     head: Box<[u8]>,
     tail: Box<[u8]>,
+    /// Where in `tail` a stream's sequence number goes: right inside the fleet event object
+    /// (`None`: the frame has none).
+    seq_at: Option<usize>,
 }
 
 impl NotificationFrame {
@@ -81,7 +87,7 @@ impl NotificationFrame {
         }
         tail.extend_from_slice(b"}}}");
         tail.extend_from_slice(EVENT_SUFFIX);
-        NotificationFrame { head: head.into(), tail: tail.into() }
+        NotificationFrame { seq_at: seq_slot(&tail), head: head.into(), tail: tail.into() }
     }
 
     /// Append the frame stamped with one stream's subscription id (compact JSON of the id).
@@ -91,6 +97,39 @@ impl NotificationFrame {
         buf.extend_from_slice(subscription_id_json);
         buf.extend_from_slice(&self.tail);
     }
+
+    /// Append the frame stamped with one stream's subscription id and its sequence number
+    /// `seq` as the first member of the fleet event metadata (`{"seq": 7, …}`): the per-stream
+    /// counter streams of a scoped principal carry instead of the bus's position. A frame
+    /// without fleet event metadata is written as by [`write`](Self::write); answers whether
+    /// `seq` was written.
+    pub fn write_numbered(&self, buf: &mut Vec<u8>, subscription_id_json: &[u8], seq: u64) -> bool {
+        let Some(at) = self.seq_at else {
+            self.write(buf, subscription_id_json);
+            return false;
+        };
+        let (open, rest) = self.tail.split_at(at);
+        buf.reserve(self.head.len() + subscription_id_json.len() + self.tail.len() + 28);
+        buf.extend_from_slice(&self.head);
+        buf.extend_from_slice(subscription_id_json);
+        buf.extend_from_slice(open);
+        // Writing into a Vec cannot fail.
+        let _ = write!(buf, "\"seq\":{seq}");
+        if rest.first() != Some(&b'}') {
+            buf.push(b',');
+        }
+        buf.extend_from_slice(rest);
+        true
+    }
+}
+
+/// Where a stream's sequence number goes in a frame's `tail`: after the `{` that opens the
+/// fleet event object, when the tail starts with one.
+fn seq_slot(tail: &[u8]) -> Option<usize> {
+    let mut open = vec![b','];
+    push_json(&mut open, &json!(FLEET_EVENT_KEY));
+    open.extend_from_slice(b":{");
+    tail.starts_with(&open).then_some(open.len())
 }
 
 fn push_json(buf: &mut Vec<u8>, v: &Value) {
@@ -132,12 +171,21 @@ pub enum SseEvent {
 pub struct SseDecoder {
     line: Vec<u8>,
     data: Option<String>,
+    /// SSE's "last event ID buffer": the newest `id:` field read.
+    last_id: Option<String>,
 }
 
 impl SseDecoder {
     /// A fresh decoder.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// The newest event id read (`id:`), kept across events as SSE's last event ID buffer is:
+    /// what a client resuming now sends as `Last-Event-ID`. It covers every byte fed so far,
+    /// including events not yet taken from `out`.
+    pub fn last_event_id(&self) -> Option<&str> {
+        self.last_id.as_deref()
     }
 
     /// Feed bytes; complete events are appended to `out`.
@@ -174,8 +222,14 @@ impl SseDecoder {
                 }
                 None => self.data = Some(value.to_owned()),
             }
+        } else if let Some(value) = text.strip_prefix("id:") {
+            // An id containing NUL is ignored (the SSE processing model).
+            let value = value.strip_prefix(' ').unwrap_or(value);
+            if !value.contains('\0') {
+                self.last_id = Some(value.to_owned());
+            }
         }
-        // `event:`, `id:`, `retry:` and unknown fields carry nothing we need.
+        // `event:`, `retry:` and unknown fields carry nothing we need.
     }
 }
 
@@ -209,6 +263,42 @@ mod tests {
         assert_eq!(v["params"]["taskId"], "t1");
         assert_eq!(v["params"]["result"], json!({"content": []}));
         assert_eq!(v["params"]["_meta"], json!({SUBSCRIPTION_ID_KEY: "s"}));
+    }
+
+    #[test]
+    fn a_numbered_frame_carries_the_streams_sequence_number_first() {
+        let frame = NotificationFrame::new("notifications/tools/list_changed", None, &json!({"publishedAtMs": 5}));
+        let mut buf = Vec::new();
+        assert!(frame.write_numbered(&mut buf, b"\"s\"", 12));
+        let text = String::from_utf8(buf).unwrap();
+        assert!(text.ends_with("\"dev.mcp-fleet/event\":{\"seq\":12,\"publishedAtMs\":5}}}}\n\n"), "{text}");
+        let mut plain = Vec::new();
+        frame.write(&mut plain, b"1");
+        assert!(String::from_utf8(plain).unwrap().contains(r#"{"publishedAtMs":5}"#), "write leaves it out");
+
+        let empty = NotificationFrame::new("notifications/tools/list_changed", None, &json!({}));
+        let mut buf = Vec::new();
+        assert!(empty.write_numbered(&mut buf, b"1", 1));
+        let text = String::from_utf8(buf).unwrap();
+        let v: Value = serde_json::from_str(text.strip_prefix("event: message\ndata: ").unwrap().trim_end()).unwrap();
+        assert_eq!(v["params"]["_meta"][FLEET_EVENT_KEY], json!({"seq": 1}));
+
+        let bare = NotificationFrame::with_params("notifications/tasks", &Map::new(), None);
+        assert!(!bare.write_numbered(&mut Vec::new(), b"1", 3), "a frame without fleet metadata gets no number");
+    }
+
+    #[test]
+    fn decoder_keeps_the_last_event_id_across_events() {
+        let mut dec = SseDecoder::new();
+        let mut out = Vec::new();
+        assert_eq!(dec.last_event_id(), None);
+        dec.feed(b"id: 7-1\ndata: \n\n", &mut out);
+        assert_eq!(dec.last_event_id(), Some("7-1"));
+        dec.feed(b"data: x\n\nid: a\0b\ndata: y\n\n", &mut out);
+        assert_eq!(dec.last_event_id(), Some("7-1"), "kept across an event without id; NUL ignored");
+        dec.feed(b"id:7-2\ndata: z\n\n", &mut out);
+        assert_eq!(dec.last_event_id(), Some("7-2"));
+        assert_eq!(out.len(), 4);
     }
 
     #[test]

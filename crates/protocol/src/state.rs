@@ -90,7 +90,7 @@ impl StateKey {
         &self.kid
     }
 
-    fn mac(&self, parts: &[&[u8]]) -> HmacSha256 {
+    pub(crate) fn mac(&self, parts: &[&[u8]]) -> HmacSha256 {
         // HMAC accepts keys of any length.
         let mut mac = HmacSha256::new_from_slice(&self.key).expect("HMAC takes any key length");
         for p in parts {
@@ -140,6 +140,11 @@ impl StateSigner {
             return Err(StateError::KeyRing);
         }
         Ok(StateSigner { keys })
+    }
+
+    /// The ring, its signing key first (for [`crate::sealed`]).
+    pub(crate) fn keys(&self) -> &[StateKey] {
+        &self.keys
     }
 
     /// The id of the key that signs.

@@ -88,8 +88,9 @@ pub async fn create_mcp_handler(
     let state_codec = StateCodec::try_new(&options.request_state_keys, options.request_state_ttl)?;
     let metrics = Metrics::default();
     let router = ListenRouter::new(options.listen, metrics.clone());
+    let ring = state_codec.ring().clone();
     let session_streams =
-        SessionStreams::new(options.legacy.max_streams, options.legacy.replay_events, metrics.clone());
+        SessionStreams::new(options.legacy.max_streams, options.legacy.replay_events, ring, metrics.clone());
     let (task_signals, task_events) = TaskSignals::new();
     let streams = (router.clone(), session_streams.clone(), task_signals.clone());
     let fanout = Arc::new(Fanout::new(streams, metrics.clone(), options.dedupe_window));

@@ -309,7 +309,9 @@ impl HandlerOptions {
     /// HMAC key for MRTR `requestState` (at least 32 bytes, the same on every replica): a ring
     /// of this one key (see [`request_state_keys`](Self::request_state_keys)). Default: none —
     /// state is signed with a random per-process key (a warning at start), so a retry that
-    /// lands on another replica is refused with a `-32602` naming the missing shared key.
+    /// lands on another replica is refused with a `-32602` naming the missing shared key. The
+    /// ring also seals the SSE ids of scoped principals' 2025-era GET streams: without a shared
+    /// key, such a stream resumed on another replica starts with the gap invalidation.
     pub fn request_state_key(mut self, key: impl Into<Vec<u8>>) -> Self {
         self.request_state_keys = vec![key.into()];
         self

@@ -15,10 +15,12 @@
 //!   come back through `relay`.
 //! - `stream`: the GET stream of a session, which hears the fleet's change events like a listen
 //!   stream does (with SSE event ids, keepalives, the gap rule and the drain), and the session
-//!   events that keep its resource subscriptions current wherever they were made.
+//!   events that keep its resource subscriptions current wherever they were made; `history`
+//!   the recent events a resume replays, `event_id` the ids it resumes from.
 
 mod call;
 mod calls;
+mod event_id;
 mod history;
 mod options;
 mod post;

@@ -7,7 +7,8 @@
 //! most one pending notification per list and per URI, so a slow reader costs bounded memory
 //! and the last notification it reads is newer than every change it missed. Each notification
 //! carries the event's place in the bus's history (or the gap marker) under
-//! `_meta["dev.mcp-fleet/event"]`, serialized once per event, as on listen streams.
+//! `_meta["dev.mcp-fleet/event"]`, serialized once per event, as on listen streams — on a
+//! scoped principal's session without the bus's position (see `crate::listen`'s `tenant`).
 //!
 //! Session events ([`EventKind::SessionChanged`]) end streams, stop cancelled calls running
 //! here, wake calls whose client answered on another node, and keep each stream's
@@ -15,7 +16,8 @@
 //! wherever `resources/subscribe` was served: they travel the bus in order with the resource
 //! updates, so an update published after a subscription was acknowledged is never filtered out
 //! by a stream that has not heard of it yet. Every event written carries an SSE id — its
-//! position in the bus's history, which means the same on every replica — and a stream opens
+//! position in the bus's history, which means the same on every replica, sealed for a scoped
+//! principal's session ([`EventIds`]) — and a stream opens
 //! with a priming event (an id, no data), so a client can resume even before its first
 //! notification. A client reconnecting with `Last-Event-ID` (to any replica) gets what it missed
 //! from that node's [`History`], or, when the history cannot tell, a notification for every list
@@ -36,12 +38,15 @@ use mcp_fleet_bus::envelope::SessionOp;
 use mcp_fleet_bus::{EventEnvelope, EventKind};
 use mcp_fleet_protocol::envelope::FLEET_EVENT_KEY;
 use mcp_fleet_protocol::methods::RESOURCE_UPDATED;
+use mcp_fleet_protocol::state::StateSigner;
 use mcp_fleet_protocol::{ListKind, jsonrpc::encode_notification, sse};
 use serde_json::{Value, json};
 
 use super::calls::RunningCalls;
-use super::history::{History, Position, parse_event_id};
+use super::event_id::EventIds;
+use super::history::{History, Position};
 use super::relay::Wakeups;
+use crate::listen::{Renderings, tenant_meta};
 use crate::metrics::{Metrics, ReasonLabel};
 
 /// One notification, serialized once per event for every stream that gets it: the JSON-RPC
@@ -85,22 +90,26 @@ impl Pending {
             self.subscriptions.iter().map(|u| (u.clone(), notification(RESOURCE_UPDATED, Some(u), meta))).collect();
     }
 
-    /// Write everything pending as SSE events whose id is the stream's position (after the
-    /// priming event, first time); answers how many notifications.
-    fn drain_into(&mut self, buf: &mut Vec<u8>) -> usize {
+    /// Write everything pending as SSE events whose id is the stream's position written by
+    /// `id_of` (after the priming event, first time); answers how many notifications.
+    fn drain_into(&mut self, buf: &mut Vec<u8>, id_of: impl FnOnce(Position) -> String) -> usize {
         let pending: Vec<Notification> = self
             .lists
             .iter_mut()
             .filter_map(Option::take)
             .chain(std::mem::take(&mut self.uris).into_values())
             .collect();
-        let (epoch, version) = self.position.unwrap_or((0, 0));
-        if std::mem::take(&mut self.prime) {
+        let prime = std::mem::take(&mut self.prime);
+        if pending.is_empty() && !prime {
+            return 0;
+        }
+        let id = id_of(self.position.unwrap_or((0, 0)));
+        if prime {
             // Writing into a Vec cannot fail.
-            let _ = write!(buf, "id: {epoch}-{version}\ndata: \n\n");
+            let _ = write!(buf, "id: {id}\ndata: \n\n");
         }
         for json in &pending {
-            let _ = writeln!(buf, "id: {epoch}-{version}");
+            let _ = writeln!(buf, "id: {id}");
             sse::write_event(buf, json);
         }
         pending.len()
@@ -141,6 +150,11 @@ impl SessionStream {
     fn hears(&self, scope: Option<&str>) -> bool {
         scope.is_none() || scope == self.scope.as_deref()
     }
+
+    /// Whether its principal has a scope: it gets the tenant rendering of every event.
+    fn is_scoped(&self) -> bool {
+        self.scope.is_some()
+    }
 }
 
 /// Why a GET stream was refused.
@@ -173,10 +187,14 @@ struct Inner {
     wakeups: Wakeups,
     /// Recent events, for resumes.
     history: History,
+    /// The streams' SSE ids (sealed for scoped principals).
+    ids: EventIds,
 }
 
 impl SessionStreams {
-    pub(crate) fn new(max_streams: usize, replay_events: usize, metrics: Metrics) -> Self {
+    /// Streams of this node: at most `max_streams`, resumable from the last `replay_events`
+    /// events, their ids sealed with `ring` for scoped principals.
+    pub(crate) fn new(max_streams: usize, replay_events: usize, ring: StateSigner, metrics: Metrics) -> Self {
         let inner = Inner {
             streams: RwLock::default(),
             next_key: AtomicU64::new(1),
@@ -186,6 +204,7 @@ impl SessionStreams {
             calls: RunningCalls::default(),
             wakeups: Wakeups::default(),
             history: History::new(replay_events),
+            ids: EventIds::new(ring),
         };
         SessionStreams { inner: Arc::new(inner) }
     }
@@ -214,19 +233,22 @@ impl SessionStreams {
         let key = self.inner.next_key.fetch_add(1, Ordering::Relaxed);
         let position = self.inner.history.newest();
         let missed = last_event_id.map(|id| {
-            parse_event_id(id)
-                .and_then(|after| self.inner.history.missed_since(after, scope.as_deref(), &subscriptions))
+            let after = self.inner.ids.read(id, scope.as_deref());
+            after.and_then(|after| self.inner.history.missed_since(after, scope.as_deref(), &subscriptions))
         });
         let mut pending = Pending { subscriptions, position, prime: true, ..Pending::default() };
+        // The history keeps the fleet's rendering; a scoped principal's replay gets its tenant's.
+        let render = |m: &Value| if scope.is_some() { tenant_meta(m) } else { m.clone() };
         match &missed {
             None => {}
             Some(Some(missed)) => {
                 for (slot, meta) in missed.lists.iter().enumerate() {
-                    pending.lists[slot] =
-                        meta.as_ref().map(|m| notification(ListKind::ANNOUNCED[slot].list_changed(), None, m));
+                    let method = ListKind::ANNOUNCED[slot].list_changed();
+                    pending.lists[slot] = meta.as_ref().map(|m| notification(method, None, &render(m)));
                 }
-                pending.uris =
-                    missed.uris.iter().map(|(u, m)| (u.clone(), notification(RESOURCE_UPDATED, Some(u), m))).collect();
+                let update =
+                    |(u, m): (&String, &Value)| (u.clone(), notification(RESOURCE_UPDATED, Some(u), &render(m)));
+                pending.uris = missed.uris.iter().map(update).collect();
             }
             Some(None) => {
                 let meta = json!({"gap": true, "resumed": true});
@@ -266,9 +288,11 @@ impl SessionStreams {
     }
 
     /// Deliver one change event to the streams it concerns, with `meta` (the event's place in
-    /// the bus's history) under the project `_meta` key.
+    /// the bus's history; its tenant rendering on a scoped principal's stream) under the
+    /// project `_meta` key.
     pub(crate) fn deliver(&self, event: &EventEnvelope, meta: &Value) {
         let scope = event.scope.as_deref();
+        let frames = Renderings::new(meta);
         let position = (event.version > 0).then_some((event.epoch, event.version));
         let streams = self.read();
         match (event.kind, &event.session, &event.uri) {
@@ -294,12 +318,11 @@ impl SessionStreams {
                 }
             }
             (EventKind::ResourceUpdated, _, Some(uri)) => {
-                let mut update = None;
                 for stream in streams.values().filter(|s| s.hears(scope)) {
                     let mut state = stream.state();
                     if state.subscriptions.contains(uri) {
-                        let update = update.get_or_insert_with(|| notification(RESOURCE_UPDATED, Some(uri), meta));
-                        state.uris.insert(uri.clone(), update.clone());
+                        let update = frames.get(stream.is_scoped(), |m| notification(RESOURCE_UPDATED, Some(uri), m));
+                        state.uris.insert(uri.clone(), update);
                         state.advance(position);
                         drop(state);
                         stream.waker.wake();
@@ -310,10 +333,11 @@ impl SessionStreams {
                 let Some(slot) = ListKind::ANNOUNCED.iter().position(|l| crate::notify::list_event(*l) == kind) else {
                     return;
                 };
-                let changed = notification(ListKind::ANNOUNCED[slot].list_changed(), None, meta);
+                let method = ListKind::ANNOUNCED[slot].list_changed();
                 for stream in streams.values().filter(|s| s.hears(scope)) {
+                    let changed = frames.get(stream.is_scoped(), |m| notification(method, None, m));
                     stream.update(|p| {
-                        p.lists[slot] = Some(changed.clone());
+                        p.lists[slot] = Some(changed);
                         p.advance(position);
                     });
                 }
@@ -332,12 +356,15 @@ impl SessionStreams {
     }
 
     /// After a bus gap: every stream hears of every list and every subscribed URI, with
-    /// `meta` (the gap marker), and the history restarts.
+    /// `meta` (the gap marker; its tenant rendering on a scoped principal's stream), and the
+    /// history restarts.
     pub(crate) fn invalidate_all(&self, meta: &Value) {
         self.inner.history.gap();
-        let lists = gap_frames(meta);
+        let (lists, tenant) = (Renderings::new(meta), tenant_meta(meta));
         for stream in self.read().values() {
-            stream.update(|p| p.invalidate(&lists, meta));
+            let scoped = stream.is_scoped();
+            let frames = lists.get(scoped, gap_frames);
+            stream.update(|p| p.invalidate(&frames, if scoped { &tenant } else { meta }));
         }
     }
 
@@ -416,7 +443,7 @@ impl Body for SessionStreamBody {
         self.stream.waker.register(cx.waker());
         let mut buf = Vec::new();
         let mut state = self.stream.state();
-        let written = state.drain_into(&mut buf);
+        let written = state.drain_into(&mut buf, |at| self.streams.inner.ids.write(at, self.stream.scope.as_deref()));
         if buf.is_empty() && state.keepalive {
             buf.extend_from_slice(sse::KEEPALIVE);
         }
@@ -452,7 +479,7 @@ mod tests {
     use std::future::poll_fn;
 
     fn streams(max: usize) -> SessionStreams {
-        SessionStreams::new(max, 100, Metrics::default())
+        SessionStreams::new(max, 100, StateSigner::new(&[1; 32]).unwrap(), Metrics::default())
     }
 
     /// An event as the bus delivers it: at `version` of epoch 7, recorded and delivered.
@@ -497,21 +524,50 @@ mod tests {
         hear(&streams, Change::resource("test://w"), 2);
         hear(&streams, Change::list(EventKind::PromptsListChanged).in_scope("other"), 3);
         let subs = BTreeSet::from(["test://w".to_owned()]);
-        let mut replayed = streams.open("s1", Some("acme".into()), subs.clone(), Some("7-1")).unwrap();
+        let ids = &streams.inner.ids;
+        let after_1 = ids.write((7, 1), Some("acme"));
+        let mut replayed = streams.open("s1", Some("acme".into()), subs.clone(), Some(&after_1)).unwrap();
         let text = next_text(&mut replayed).await;
-        assert!(text.starts_with("id: 7-3\ndata: \n\n"), "{text}");
-        assert!(text.contains("resources/updated") && text.contains(r#""version":2"#), "{text}");
+        assert_eq!(ids.read(id_of(&text), Some("acme")), Some((7, 3)), "{text}");
+        assert!(text.contains("resources/updated") && text.contains("test://w"), "{text}");
         assert!(!text.contains("list_changed"), "nothing else was missed by acme: {text}");
+        assert!(!text.contains("version"), "the tenant rendering of what was missed: {text}");
 
-        let mut invalidated = streams.open("s2", Some("acme".into()), subs, Some("9-1")).unwrap();
+        let unknown = ids.write((9, 1), Some("acme"));
+        let mut invalidated = streams.open("s2", Some("acme".into()), subs.clone(), Some(&unknown)).unwrap();
         let text = next_text(&mut invalidated).await;
         for method in ["tools/list_changed", "prompts/list_changed", "resources/list_changed", "resources/updated"] {
             assert!(text.contains(method), "{method}: {text}");
         }
+        let mut named = streams.open("s3", Some("acme".into()), subs, Some("7-1")).unwrap();
+        assert!(next_text(&mut named).await.contains("prompts/list_changed"), "a tenant cannot name a position");
         hear(&streams, Change::list(EventKind::PromptsListChanged).in_scope("other"), 4);
         hear(&streams, Change::list(EventKind::ToolsListChanged).in_scope("acme"), 5);
         let text = next_text(&mut invalidated).await;
         assert!(text.contains("tools/list_changed") && !text.contains("prompts"), "{text}");
+    }
+
+    /// The id of the first event in `text`.
+    fn id_of(text: &str) -> &str {
+        text.strip_prefix("id: ").and_then(|t| t.split_once('\n')).map_or("", |(id, _)| id)
+    }
+
+    #[tokio::test]
+    async fn a_scoped_sessions_stream_shows_the_bus_position_neither_in_ids_nor_in_metadata() {
+        let streams = streams(10);
+        hear(&streams, Change::list(EventKind::ToolsListChanged), 1);
+        let mut body = streams.open("s1", Some("acme".into()), BTreeSet::new(), None).unwrap();
+        let prime = next_text(&mut body).await;
+        assert_eq!(streams.inner.ids.read(id_of(&prime), Some("acme")), Some((7, 1)), "{prime}");
+        assert!(!prime.contains("7-1"), "{prime}");
+        hear(&streams, Change::list(EventKind::PromptsListChanged).in_scope("other"), 2);
+        hear(&streams, Change::list(EventKind::ToolsListChanged).in_scope("acme"), 3);
+        let text = next_text(&mut body).await;
+        assert_eq!(streams.inner.ids.read(id_of(&text), Some("acme")), Some((7, 3)), "{text}");
+        assert!(text.contains(r#""_meta":{"dev.mcp-fleet/event":{}}"#) && !text.contains("7-3"), "{text}");
+        streams.invalidate_all(&json!({"gap": true, "epoch": 7, "lastVersion": 3}));
+        let text = next_text(&mut body).await;
+        assert!(text.contains(r#"{"gap":true}"#) && !text.contains("lastVersion"), "{text}");
     }
 
     #[tokio::test]

@@ -1,7 +1,8 @@
 //! The `subscriptions/listen` path: the bus consumer and its supervisor, the fanout that
 //! deduplicates events, the router that indexes open streams and turns events into
-//! notifications, the per-stream pending set, the SSE body that writes it, and the health that
-//! decides whether streams are accepted at all.
+//! notifications, the per-stream pending set, the SSE body that writes it, what the streams of a
+//! scoped principal see of an event's place, and the health that decides whether streams are
+//! accepted at all.
 
 mod budget;
 mod fanout;
@@ -13,6 +14,7 @@ mod router;
 mod stream;
 mod subscription;
 pub(crate) mod supervisor;
+mod tenant;
 
 pub use health::BusHealthState;
 pub(crate) use stream::ListenBody;
@@ -21,6 +23,7 @@ pub(crate) use budget::{Opener, address_key};
 pub(crate) use fanout::Fanout;
 pub(crate) use health::BusHealth;
 pub(crate) use router::{ListenLimits, ListenRouter};
+pub(crate) use tenant::{Renderings, tenant_meta};
 
 #[cfg(test)]
 mod tests;

@@ -4,6 +4,10 @@
 //! thing collapses into one write (the newest event's frame), so a slow reader costs bounded
 //! memory and never loses a change — the last notification it reads is newer than every change
 //! it missed. A plain sync struct; the stream body drives it.
+//!
+//! On a stream of a scoped principal every frame written carries the stream's own sequence
+//! number (`"seq"`: 1, 2, 3… with no holes) in place of the bus's position, which would count
+//! other tenants' events (see `tenant`).
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -24,9 +28,18 @@ pub(crate) struct PendingSet {
     pub(crate) keepalive: bool,
     /// The server is closing this stream: write the completion result and end.
     pub(crate) closing: bool,
+    /// The number of the last frame written, on a stream of a scoped principal (`None` on
+    /// others: their frames carry the bus's position).
+    seq: Option<u64>,
 }
 
 impl PendingSet {
+    /// The pending set of a stream of a scoped principal (`scoped`), whose frames are numbered,
+    /// or of an unscoped one.
+    pub(crate) fn new(scoped: bool) -> Self {
+        PendingSet { seq: scoped.then_some(0), ..PendingSet::default() }
+    }
+
     /// Queue a list-change frame; returns `true` if it replaced (coalesced) a pending one.
     pub(crate) fn offer_list(&mut self, list: ListKind, frame: Arc<NotificationFrame>) -> bool {
         self.lists[list.index()].replace(frame).is_some()
@@ -54,14 +67,22 @@ impl PendingSet {
     pub(crate) fn drain_into(&mut self, buf: &mut Vec<u8>, subscription_id_json: &[u8]) -> usize {
         let mut written = 0;
         for frame in self.lists.iter_mut().filter_map(Option::take) {
-            frame.write(buf, subscription_id_json);
+            stamp(&frame, buf, subscription_id_json, &mut self.seq);
             written += 1;
         }
         for (_, frame) in self.uris.drain().chain(self.tasks.drain()) {
-            frame.write(buf, subscription_id_json);
+            stamp(&frame, buf, subscription_id_json, &mut self.seq);
             written += 1;
         }
         written
+    }
+}
+
+/// Write `frame` with the subscription id and, on a numbered stream, the next number.
+fn stamp(frame: &NotificationFrame, buf: &mut Vec<u8>, subscription_id_json: &[u8], seq: &mut Option<u64>) {
+    match seq {
+        Some(last) => *last += u64::from(frame.write_numbered(buf, subscription_id_json, *last + 1)),
+        None => frame.write(buf, subscription_id_json),
     }
 }
 
@@ -88,6 +109,27 @@ mod tests {
         assert!(text.contains("\"version\":2") && text.contains("\"version\":4") && text.contains("\"version\":5"));
         assert!(!text.contains("\"version\":1") && !text.contains("\"version\":3"));
         assert!(p.is_empty());
+    }
+
+    #[test]
+    fn a_scoped_stream_numbers_its_frames_without_holes() {
+        let mut p = PendingSet::new(true);
+        let mut buf = Vec::new();
+        p.offer_list(ListKind::Tools, frame("t", None, 40));
+        p.offer_list(ListKind::Tools, frame("t", None, 41)); // coalesced: one frame, one number
+        p.offer_uri("a".into(), frame("u", Some("a"), 42));
+        assert_eq!(p.drain_into(&mut buf, b"1"), 2);
+        p.offer_list(ListKind::Prompts, frame("p", None, 45));
+        assert_eq!(p.drain_into(&mut buf, b"1"), 1);
+        let text = String::from_utf8(buf).unwrap();
+        for n in 1..=3 {
+            assert_eq!(text.matches(&format!("{{\"seq\":{n},")).count(), 1, "number {n} once: {text}");
+        }
+        let mut unscoped = PendingSet::new(false);
+        unscoped.offer_list(ListKind::Tools, frame("t", None, 40));
+        let mut buf = Vec::new();
+        unscoped.drain_into(&mut buf, b"1");
+        assert!(!String::from_utf8(buf).unwrap().contains("seq"));
     }
 
     #[test]

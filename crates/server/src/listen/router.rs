@@ -1,7 +1,8 @@
 //! [`ListenRouter`]: every open listen stream on this node, indexed by scope, list type and
 //! URI, so delivering an event costs O(matching streams).
 //!
-//! The router turns bus events into notifications: it serializes each event's frame once, finds
+//! The router turns bus events into notifications: it serializes each event's frame once (once
+//! more for the streams of scoped principals, without the bus's position: see `tenant`), finds
 //! the matching subscriptions through the indexes, marks their pending sets and wakes them. It
 //! also runs the keepalive tick, the conservative invalidation after a bus gap, and the graceful
 //! close on shutdown.
@@ -22,6 +23,7 @@ use serde_json::Value;
 use super::budget::{BudgetLimits, ListenBudget};
 use super::stream::ListenBody;
 use super::subscription::Subscription;
+use super::tenant::Renderings;
 use crate::metrics::Metrics;
 
 /// Limits of the listen path (set through [`HandlerOptions`](crate::HandlerOptions), which
@@ -118,6 +120,11 @@ fn list_of(kind: EventKind) -> Option<ListKind> {
 /// The notification method of `kind`.
 fn method(kind: EventKind) -> &'static str {
     list_of(kind).map_or(RESOURCE_UPDATED, ListKind::list_changed)
+}
+
+/// What builds the frame of `method` (about `uri`) from one rendering of the event's metadata.
+fn frame_of<'a>(method: &'a str, uri: Option<&'a str>) -> impl Fn(&Value) -> Arc<NotificationFrame> + 'a {
+    move |meta| Arc::new(NotificationFrame::new(method, uri, meta))
 }
 
 /// Whether `filter` asked for `list`'s change notifications.
@@ -237,25 +244,29 @@ impl ListenRouter {
     }
 
     /// Deliver one event to every matching local stream, with `meta` under the project
-    /// `_meta` key; returns how many streams were marked.
+    /// `_meta` key (streams of a scoped principal: its tenant rendering, see `tenant`);
+    /// returns how many streams were marked.
     pub(crate) fn deliver(&self, event: &EventEnvelope, meta: &Value) -> usize {
         if matches!(event.kind, EventKind::SessionChanged | EventKind::TaskChanged) {
             // A 2025-era session's business (see `crate::legacy`), or a task's, whose
             // notification carries the task as read from the store (see `deliver_task`).
             return 0;
         }
-        let frame = Arc::new(NotificationFrame::new(method(event.kind), event.uri.as_deref(), meta));
+        let frames = Renderings::new(meta);
+        let build = frame_of(method(event.kind), event.uri.as_deref());
         let uri: Option<Arc<str>> = event.uri.as_deref().map(Arc::from);
         let reg = self.read();
         let mut marked = 0;
         let mut coalesced = 0;
-        let mut offer = |index: &ScopeIndex| {
+        let mut offer = |scope: &Option<String>, index: &ScopeIndex| {
             let targets = match (list_of(event.kind), &uri) {
                 (Some(list), _) => Some(&index.lists[list.index()]),
                 (None, Some(uri)) => index.uris.get(uri),
                 (None, None) => None,
             };
-            for sub in targets.into_iter().flat_map(HashMap::values) {
+            let Some(targets) = targets.filter(|t| !t.is_empty()) else { return };
+            let frame = frames.get(scope.is_some(), &build);
+            for sub in targets.values() {
                 let replaced = sub.update(|p| match (list_of(event.kind), &uri) {
                     (Some(list), _) => p.offer_list(list, frame.clone()),
                     (None, Some(uri)) => p.offer_uri(uri.clone(), frame.clone()),
@@ -267,10 +278,11 @@ impl ListenRouter {
         };
         match &event.scope {
             // A global event reaches every scope; a scoped one only its own (tenant isolation).
-            None => reg.scopes.values().for_each(&mut offer),
+            None => reg.scopes.iter().for_each(|(scope, index)| offer(scope, index)),
             Some(scope) => {
-                if let Some(index) = reg.scopes.get(&Some(scope.clone())) {
-                    offer(index);
+                let scope = Some(scope.clone());
+                if let Some(index) = reg.scopes.get(&scope) {
+                    offer(&scope, index);
                 }
             }
         }
@@ -309,31 +321,31 @@ impl ListenRouter {
     }
 
     /// After a bus gap: every stream gets a notification for every type and URI it follows,
-    /// with `meta` (the gap marker) — a spurious refresh is harmless, a missed one is not.
+    /// with `meta` (the gap marker; its tenant rendering for a scoped principal's streams) — a
+    /// spurious refresh is harmless, a missed one is not.
     pub(crate) fn invalidate_all(&self, meta: &Value) {
-        let lists = ListKind::ANNOUNCED.map(|list| Arc::new(NotificationFrame::new(list.list_changed(), None, meta)));
-        let mut uri_frames: HashMap<&str, (Arc<str>, Arc<NotificationFrame>)> = HashMap::new();
+        let lists = ListKind::ANNOUNCED.map(|list| (list, Renderings::new(meta)));
+        let mut uri_frames: HashMap<&str, (Arc<str>, Renderings<'_, Arc<NotificationFrame>>)> = HashMap::new();
         let reg = self.read();
         for sub in reg.all.values() {
+            let scoped = sub.scope.is_some();
+            let followed = lists.iter().filter(|(list, _)| follows(&sub.filter, *list));
+            let lists: Vec<_> = followed
+                .map(|(list, frames)| (*list, frames.get(scoped, frame_of(list.list_changed(), None))))
+                .collect();
             let uris: Vec<_> = sub
                 .filter
                 .resource_subscriptions
                 .iter()
                 .map(|u| {
-                    uri_frames
-                        .entry(u.as_str())
-                        .or_insert_with(|| {
-                            let frame = NotificationFrame::new(RESOURCE_UPDATED, Some(u), meta);
-                            (Arc::from(u.as_str()), Arc::new(frame))
-                        })
-                        .clone()
+                    let (uri, frames) =
+                        uri_frames.entry(u.as_str()).or_insert_with(|| (Arc::from(u.as_str()), Renderings::new(meta)));
+                    (uri.clone(), frames.get(scoped, frame_of(RESOURCE_UPDATED, Some(u))))
                 })
                 .collect();
             sub.update(|p| {
-                for (list, frame) in ListKind::ANNOUNCED.iter().zip(&lists) {
-                    if follows(&sub.filter, *list) {
-                        p.offer_list(*list, frame.clone());
-                    }
+                for (list, frame) in lists {
+                    p.offer_list(list, frame);
                 }
                 for (uri, frame) in uris {
                     p.offer_uri(uri, frame);

@@ -48,7 +48,7 @@ impl Subscription {
         expires_at: Option<Instant>,
     ) -> Self {
         let id_json = request_id.to_json().into_bytes().into_boxed_slice();
-        let (state, waker) = (Mutex::default(), AtomicWaker::new());
+        let (state, waker) = (Mutex::new(PendingSet::new(scope.is_some())), AtomicWaker::new());
         Subscription { key, scope, principal, filter, request_id, id_json, server_info, expires_at, state, waker }
     }
 

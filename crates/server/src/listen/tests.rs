@@ -93,6 +93,40 @@ async fn a_scoped_event_reaches_its_tenant_only_and_a_global_one_reaches_everyon
 }
 
 #[tokio::test]
+async fn a_tenants_stream_numbers_its_frames_and_never_shows_the_bus_position() {
+    let r = router(ListenLimits::default());
+    let follow = json!({"toolsListChanged": true, "resourceSubscriptions": ["a://1"]});
+    let (mut a, mut anonymous) = (open(&r, Some("a"), "a", follow.clone()), open(&r, None, "n", follow));
+    for body in [&mut a, &mut anonymous] {
+        ready(body).await;
+    }
+    let at = |version: u64, change: Change| {
+        let mut e = event(change);
+        e.version = version;
+        (e, json!({"epoch": 7, "version": version, "publishedAtMs": 100 + version}))
+    };
+    for (e, meta) in [
+        at(1, Change::list(EventKind::ToolsListChanged)),
+        at(2, Change::list(EventKind::ToolsListChanged).in_scope("b")),
+        at(3, Change::resource("a://1").in_scope("a")),
+    ] {
+        r.deliver(&e, &meta);
+    }
+    let text = ready(&mut a).await;
+    assert!(text.contains(r#""dev.mcp-fleet/event":{"seq":1,"publishedAtMs":101}"#), "{text}");
+    assert!(text.contains(r#""dev.mcp-fleet/event":{"seq":2,"publishedAtMs":103}"#), "no hole for b's event: {text}");
+    assert!(!text.contains("version") && !text.contains("epoch"), "{text}");
+    let text = ready(&mut anonymous).await;
+    assert!(text.contains(r#"{"epoch":7,"publishedAtMs":101,"version":1}"#) && !text.contains("seq"), "{text}");
+
+    r.invalidate_all(&json!({"gap": true, "epoch": 7, "lastVersion": 3}));
+    let text = ready(&mut a).await;
+    assert!(text.contains(r#"{"seq":3,"gap":true}"#) && text.contains(r#"{"seq":4,"gap":true}"#), "{text}");
+    assert!(!text.contains("lastVersion"), "{text}");
+    assert_eq!(ready(&mut anonymous).await.matches(r#"{"epoch":7,"gap":true,"lastVersion":3}"#).count(), 2);
+}
+
+#[tokio::test]
 async fn a_burst_to_a_slow_reader_coalesces_to_the_newest_frame_in_one_write() {
     let r = router(ListenLimits::default());
     let mut body = open(&r, None, "s", json!({"toolsListChanged": true, "promptsListChanged": true}));

@@ -52,6 +52,12 @@ impl StateCodec {
         Ok(StateCodec { signer: StateSigner::with_keys(ring).map_err(options)?, ttl })
     }
 
+    /// The key ring, which also seals the SSE ids of scoped principals' GET streams (see
+    /// `crate::legacy`): shared by the fleet when configured, like `requestState`.
+    pub(crate) fn ring(&self) -> &StateSigner {
+        &self.signer
+    }
+
     pub(crate) fn sign(&self, payload: &Value, binding: &str) -> String {
         self.signer.sign(payload, binding, now_secs(), self.ttl.as_secs())
     }
