@@ -72,8 +72,8 @@ enum State {
     Waiting(Option<Pin<Box<Sleep>>>),
     /// Opening a stream.
     Connecting(OpenFuture),
-    /// Reading an open stream.
-    Open(ListenStream),
+    /// Reading an open stream (boxed: its SSE decoder dwarfs the other states).
+    Open(Box<ListenStream>),
 }
 
 /// A self-reconnecting listen stream.
@@ -145,7 +145,7 @@ impl Listener {
     fn connected(&mut self, stream: ListenStream) -> ListenEvent {
         let event = ListenEvent::Connected { honoured: stream.honoured().clone(), reconnect: self.connected_before };
         self.connected_before = true;
-        self.state = State::Open(stream);
+        self.state = State::Open(Box::new(stream));
         event
     }
 
