@@ -21,13 +21,19 @@ pub struct Coverage {
     pub version: Option<u64>,
     /// Arrival of the last gap frame or (re)connect: covers every publish accepted before.
     pub cover_us: u64,
+    /// Arrival of the last notification without a bus position (a tenant's stream, a server
+    /// other than mcp-fleet): covers every publish *sent* before it. Such a notification can
+    /// reach the client before the publisher hears its publish accepted, so comparing it with
+    /// the acceptance would leave that publish unconverged forever; in a burst it may be an
+    /// earlier publish's notification, which makes the figure at most one fetch optimistic.
+    pub notified_us: u64,
 }
 
 impl Coverage {
     /// Whether a snapshot fetched with this much heard reflects `publish`.
     pub fn covers(&self, publish: &PublishRecord) -> bool {
         let by_version = epochs_match(self.epoch, publish.epoch) && self.version.is_some_and(|v| v >= publish.version);
-        by_version || publish.accepted_us <= self.cover_us
+        by_version || publish.accepted_us <= self.cover_us || publish.sent_us < self.notified_us
     }
 
     fn hear(&mut self, stamp: EventStamp, at_us: u64) {
@@ -46,8 +52,7 @@ impl Coverage {
                     (self.epoch, self.version) = (epoch, None);
                 }
             }
-            // An unstamped notification still invalidates: treat it like a gap.
-            EventStamp::Unstamped => self.cover_us = at_us,
+            EventStamp::Unstamped => self.notified_us = at_us,
         }
     }
 }
@@ -151,8 +156,8 @@ impl ClientLists {
     /// When this client first held a snapshot covering `publish` (`None`: never, or the
     /// client does not re-list its key).
     ///
-    /// Installs only ever cover more (the gap/reconnect time and, within an epoch, the
-    /// version heard never decrease), so this is two binary searches — it runs for every
+    /// Installs only ever cover more (the gap/reconnect and notification times and, within an
+    /// epoch, the version heard never decrease), so this is three binary searches — it runs for every
     /// (client, publish) pair at the end of a run.
     pub fn converged_at(&self, publish: &PublishRecord) -> Option<u64> {
         let list = self.lists.iter().find(|l| l.key == publish.key)?;
@@ -161,10 +166,11 @@ impl ClientLists {
             return installs.iter().find(|i| i.coverage.covers(publish)).map(|i| i.at_us);
         }
         let by_cover = installs.partition_point(|i| i.coverage.cover_us < publish.accepted_us);
+        let by_notice = installs.partition_point(|i| i.coverage.notified_us <= publish.sent_us);
         let by_version = installs.partition_point(|i| {
             !(epochs_match(i.coverage.epoch, publish.epoch) && i.coverage.version.is_some_and(|v| v >= publish.version))
         });
-        installs.get(by_cover.min(by_version)).map(|i| i.at_us)
+        installs.get(by_cover.min(by_notice).min(by_version)).map(|i| i.at_us)
     }
 
     /// Whether this client re-lists `key`.
@@ -265,5 +271,22 @@ mod tests {
         c.on_fetch_finished(ListKind::Tools, Some("r"), 2_100);
         assert_eq!(c.converged_at(&publish(9, 1_500)), Some(2_100));
         assert_eq!(c.converged_at(&publish(9, 2_500)), None);
+    }
+
+    #[test]
+    fn an_unstamped_notification_covers_what_was_sent_before_it_even_if_not_yet_accepted() {
+        // A tenant's stream carries no bus position; its notification can overtake the
+        // publisher's acceptance (sent 1_000, heard 1_020, accepted 1_050).
+        let mut c = ClientLists::new(&[ListKind::Tools]);
+        c.on_connected(100);
+        c.on_notification(ListKind::Tools, EventStamp::Unstamped, 1_020);
+        c.on_fetch_started(ListKind::Tools, 2);
+        c.on_fetch_finished(ListKind::Tools, Some("r"), 1_100);
+        let overtaken = PublishRecord { sent_us: 1_000, accepted_us: 1_050, ..publish(9, 1_050) };
+        assert_eq!(c.converged_at(&overtaken), Some(1_100));
+        let later = PublishRecord { sent_us: 1_030, accepted_us: 1_060, ..publish(10, 1_060) };
+        assert_eq!(c.converged_at(&later), None, "sent after the notification arrived");
+        let scan = c.lists[0].installs.iter().find(|i| i.coverage.covers(&overtaken)).map(|i| i.at_us);
+        assert_eq!(scan, Some(1_100));
     }
 }
