@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The session store's cost per request (BENCHMARKS.md): one release-built node on core 0 (one
-# runtime worker), wrk on core 1 (64 connections, 8 s each), four cases in one run:
+# runtime worker), wrk on core 1 (WRK_CONNECTIONS connections, default 64; WRK_DURATION each,
+# default 8s), four cases in one run:
 #
 #   2026          tools/call echo, stateless 2026-07-28 (../shared/bench/mcp-echo.lua)
 #   2025-session  tools/call echo in one 2025-11-25 session (legacy-echo.lua): each request
@@ -23,6 +24,7 @@ node_bin=$target/release/mcp-fleet
 echo_lua=${MCP_ECHO_LUA:-../shared/bench/mcp-echo.lua}
 legacy_lua=loadtest/scripts/legacy-echo.lua
 duration=${WRK_DURATION:-8s}
+connections=${WRK_CONNECTIONS:-64}
 stamp=$(date +%s)
 case $bus in
   memory) bus_url="memory://" ;;
@@ -57,7 +59,7 @@ bench() { # case-name script [env…]
   local case=$1 script=$2
   shift 2
   echo "== $case" | tee -a "$out"
-  env "$@" taskset -c 1 wrk -t1 -c64 -d"$duration" --latency -s "$script" "$url" | tee -a "$out"
+  env "$@" taskset -c 1 wrk -t1 -c"$connections" -d"$duration" --latency -s "$script" "$url" | tee -a "$out"
 }
 start_node
 session=$(loadtest/scripts/legacy-session.sh "$url")
