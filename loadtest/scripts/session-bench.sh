@@ -61,12 +61,17 @@ bench() { # case-name script [env…]
   echo "== $case" | tee -a "$out"
   env "$@" taskset -c 1 wrk -t1 -c"$connections" -d"$duration" --latency -s "$script" "$url" | tee -a "$out"
 }
+warm_up() { # a short unreported run, so the first case does not pay for the node's warm-up
+  env "$@" taskset -c 1 wrk -t1 -c"$connections" -d2s -s "$echo_lua" "$url" >/dev/null
+}
 start_node
 session=$(loadtest/scripts/legacy-session.sh "$url")
+warm_up
 bench 2026 "$echo_lua"
 bench 2025-session "$legacy_lua" MCP_SESSION_ID="$session"
 bench 2025-ping "$legacy_lua" MCP_SESSION_ID="$session" MCP_METHOD=ping
 stop_node
 start_node --legacy stateless
+warm_up
 bench 2025-stateless "$legacy_lua" MCP_SESSION_ID=
 grep -E '^== |-json: ' "$out"
