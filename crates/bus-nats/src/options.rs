@@ -4,6 +4,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use mcp_fleet_bus::BusError;
+use mcp_fleet_bus::redact::{MASK, redact_url};
 
 /// Default JetStream stream name. Every replica of a fleet must use the same one.
 pub const DEFAULT_STREAM_NAME: &str = "MCP_FLEET_EVENTS";
@@ -40,7 +41,8 @@ pub enum NatsMode {
 }
 
 /// Credentials beyond those in the URL (`nats://user:pass@host` is read by async-nats itself).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+/// Its `Debug` shows which kind, never the password or token.
+#[derive(Clone, Default, PartialEq, Eq)]
 pub enum NatsAuth {
     /// No credentials, or only those in the URL.
     #[default]
@@ -58,9 +60,31 @@ pub enum NatsAuth {
     CredentialsFile(PathBuf),
 }
 
+impl std::fmt::Debug for NatsAuth {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            NatsAuth::None => f.write_str("None"),
+            NatsAuth::UserPassword { user, .. } => {
+                f.debug_struct("UserPassword").field("user", user).field("password", &MASK).finish()
+            }
+            NatsAuth::Token(_) => f.debug_tuple("Token").field(&MASK).finish(),
+            NatsAuth::CredentialsFile(path) => f.debug_tuple("CredentialsFile").field(path).finish(),
+        }
+    }
+}
+
 /// Options of a [`NatsBus`](crate::NatsBus). Build with [`NatsBusOptions::new`], then adjust
-/// the public fields.
-#[derive(Debug, Clone)]
+/// the public fields. Its `Debug` masks the URL's credentials and [`NatsAuth`]'s secrets, so
+/// the options can be logged.
+///
+/// ```
+/// let mut options = mcp_fleet_bus_nats::NatsBusOptions::new("nats://app:s3cret@nats:4222", "node-a");
+/// options.auth = mcp_fleet_bus_nats::NatsAuth::Token("t0ken".into());
+/// let printed = format!("{options:?}");
+/// assert!(!printed.contains("s3cret") && !printed.contains("t0ken"));
+/// assert!(printed.contains("nats:4222") && printed.contains("node-a"));
+/// ```
+#[derive(Clone)]
 #[non_exhaustive]
 pub struct NatsBusOptions {
     /// Server address(es), `nats://host:4222`, comma-separated for several
@@ -97,6 +121,27 @@ pub struct NatsBusOptions {
     /// JetStream consumer heartbeat and stream watch interval (default
     /// [`DEFAULT_HEALTH_INTERVAL`]).
     pub health_interval: Duration,
+}
+
+impl std::fmt::Debug for NatsBusOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("NatsBusOptions")
+            .field("url", &redact_url(&self.url))
+            .field("node_id", &self.node_id)
+            .field("mode", &self.mode)
+            .field("auth", &self.auth)
+            .field("stream_name", &self.stream_name)
+            .field("subject_prefix", &self.subject_prefix)
+            .field("max_messages", &self.max_messages)
+            .field("max_age", &self.max_age)
+            .field("publish_timeout", &self.publish_timeout)
+            .field("connect_timeout", &self.connect_timeout)
+            .field("reconnect_min", &self.reconnect_min)
+            .field("reconnect_max", &self.reconnect_max)
+            .field("replicas", &self.replicas)
+            .field("health_interval", &self.health_interval)
+            .finish()
+    }
 }
 
 impl NatsBusOptions {

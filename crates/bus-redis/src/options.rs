@@ -317,6 +317,20 @@ mod tests {
     use super::*;
 
     #[test]
+    fn debug_output_never_shows_a_password() {
+        let direct = RedisBusOptions::new("redis://u:hunter22@example.invalid:6380/3", "n").expect("valid url");
+        let url = "redis+sentinel://app:pr1mary@s1:26379/mymaster?sentinel_password=sent1nel";
+        let sentinel = RedisBusOptions::from_url(url, "n").expect("valid sentinel url");
+        for printed in [format!("{direct:?}"), format!("{sentinel:?}")] {
+            assert!(
+                !printed.contains("hunter22") && !printed.contains("pr1mary") && !printed.contains("sent1nel"),
+                "{printed}"
+            );
+            assert!(printed.contains("redacted"), "{printed}");
+        }
+    }
+
+    #[test]
     fn parses_urls_with_credentials_and_db() {
         let o = RedisBusOptions::new("redis://u:p@example.invalid:6380/3", "n 1").expect("valid url");
         let RedisEndpoint::Direct(info) = &o.endpoint else { panic!("direct") };

@@ -11,9 +11,10 @@
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use mcp_fleet_protocol::state::MIN_KEY_LEN;
-use mcp_fleet_server::{BearerAuthenticator, BearerConfig, BearerConfigError, HandlerOptions, Rate};
+use mcp_fleet_server::{BearerAuthenticator, BearerConfig, BearerConfigError, HandlerOptions, LimitScope, Rate};
 
 use crate::config::Config;
 
@@ -65,6 +66,7 @@ pub(crate) struct NodeAuth {
     /// `None`: no `--auth-*` flags, every request is served anonymously.
     bearer: Option<BearerAuthenticator>,
     max_streams_per_principal: usize,
+    limit_scope: LimitScope,
     /// `None`: `--rate-per-principal 0`, no rate limit.
     rate: Option<Rate>,
     /// The requestState key ring (first signs); empty: a per-process key.
@@ -80,6 +82,7 @@ impl NodeAuth {
         Ok(NodeAuth {
             bearer: bearer(config)?,
             max_streams_per_principal: config.max_streams_per_principal,
+            limit_scope: config.limit_scope.into(),
             rate: rate(config.rate_per_principal, config.rate_burst_per_principal)?,
             request_state_keys: config
                 .request_state_key_file
@@ -124,8 +127,10 @@ impl NodeAuth {
 
     /// `options` with the authenticator, the per-principal limits and the requestState key.
     pub(crate) fn apply(&self, options: HandlerOptions) -> Result<HandlerOptions, BearerConfigError> {
-        let mut options =
-            options.max_streams_per_principal(self.max_streams_per_principal).rate_per_principal(self.rate);
+        let mut options = options
+            .max_streams_per_principal(self.max_streams_per_principal)
+            .rate_per_principal(self.rate)
+            .limit_scope(self.limit_scope);
         if !self.request_state_keys.is_empty() {
             options = options.request_state_keys(self.request_state_keys.clone());
         }
@@ -142,11 +147,13 @@ fn bearer(config: &Config) -> Result<Option<BearerAuthenticator>, AuthSetupError
         (Some(issuer), Some(audience)) => (issuer, audience),
         (None, None) => {
             let refinements = [
-                ("--auth-jwks-url", &config.auth_jwks_url),
-                ("--auth-tenant-claim", &config.auth_tenant_claim),
-                ("--auth-scopes", &config.auth_scopes),
+                ("--auth-jwks-url", set(&config.auth_jwks_url).is_some()),
+                ("--auth-tenant-claim", set(&config.auth_tenant_claim).is_some()),
+                ("--auth-scopes", set(&config.auth_scopes).is_some()),
+                ("--auth-token-type", config.auth_token_type.is_some()),
+                ("--auth-jwks-hard-max-age-secs", config.auth_jwks_hard_max_age_secs.is_some()),
             ];
-            return match refinements.into_iter().find(|(_, value)| set(value).is_some()) {
+            return match refinements.into_iter().find(|(_, given)| *given) {
                 Some((flag, _)) => Err(AuthSetupError::WithoutIssuer(flag)),
                 None => Ok(None),
             };
@@ -154,8 +161,15 @@ fn bearer(config: &Config) -> Result<Option<BearerAuthenticator>, AuthSetupError
         _ => return Err(AuthSetupError::HalfConfigured),
     };
     let scopes = set(&config.auth_scopes).unwrap_or_default();
-    let bearer_config =
+    let mut bearer_config =
         BearerConfig::from_flags(issuer, audience, set(&config.auth_jwks_url), set(&config.auth_tenant_claim), scopes)?;
+    if let Some(mode) = config.auth_token_type {
+        bearer_config.token_type = mode.into();
+    }
+    if let Some(secs) = config.auth_jwks_hard_max_age_secs {
+        bearer_config.jwks_hard_max_age = Duration::from_secs(secs);
+    }
+    bearer_config.validate()?;
     Ok(Some(BearerAuthenticator::new(bearer_config)?))
 }
 
@@ -252,6 +266,36 @@ mod tests {
         assert!(refusal(&["--auth-scopes", "mcp:use"]).starts_with("--auth-scopes only applies"));
         let insecure = ["--auth-issuer", "http://auth.example.com", "--auth-audience", "https://mcp.example.com/mcp"];
         assert!(refusal(&insecure).contains("https"));
+    }
+
+    const ISSUER: [&str; 4] =
+        ["--auth-issuer", "https://auth.example.com", "--auth-audience", "https://mcp.example.com/mcp"];
+
+    #[test]
+    fn token_type_and_the_jwks_hard_age_reach_the_authenticator() {
+        let defaults = auth(&ISSUER).expect("auth flags");
+        let config = defaults.bearer.as_ref().expect("bearer").config();
+        assert_eq!(config.token_type, mcp_fleet_server::TokenTypeCheck::RejectOtherTypes);
+        let hard = config.jwks_hard_max_age;
+        let args =
+            [&ISSUER[..], &["--auth-token-type", "require-access-token", "--auth-jwks-hard-max-age-secs", "172800"]]
+                .concat();
+        let strict = auth(&args).expect("auth flags");
+        let config = strict.bearer.as_ref().expect("bearer").config();
+        assert_eq!(config.token_type, mcp_fleet_server::TokenTypeCheck::RequireAccessToken);
+        assert_eq!(config.jwks_hard_max_age, Duration::from_secs(172_800));
+        assert_ne!(config.jwks_hard_max_age, hard);
+        // Shorter than the cache age: the keys would be dropped before they are refetched.
+        let short = [&ISSUER[..], &["--auth-jwks-hard-max-age-secs", "1"]].concat();
+        assert!(refusal(&short).contains("jwks_hard_max_age"), "{}", refusal(&short));
+        assert!(refusal(&["--auth-token-type", "off"]).starts_with("--auth-token-type only applies"));
+        assert!(refusal(&["--auth-jwks-hard-max-age-secs", "90000"]).starts_with("--auth-jwks-hard-max-age-secs only"));
+    }
+
+    #[test]
+    fn limits_are_per_replica_unless_the_fleet_is_asked_for() {
+        assert_eq!(auth(&[]).expect("defaults").limit_scope, LimitScope::Replica);
+        assert_eq!(auth(&["--limit-scope", "fleet"]).expect("fleet").limit_scope, LimitScope::Fleet);
     }
 
     #[test]

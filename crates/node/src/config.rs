@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use clap::Parser;
 use mcp_fleet_bus::redact::{Redacted, SecretUrl};
-use mcp_fleet_server::{CatalogNotifications, LegacyOptions};
+use mcp_fleet_server::{CatalogNotifications, LegacyOptions, LimitScope, TokenTypeCheck};
 
 /// One replica of an mcp-fleet MCP server. Its `Debug` shows no secret: the token is
 /// [`Redacted`], the URLs are [`SecretUrl`]s.
@@ -68,6 +68,35 @@ pub(crate) struct Config {
     /// Most open subscriptions/listen streams on this node.
     #[arg(long, env = "MCP_FLEET_MAX_STREAMS", default_value_t = 10_000)]
     pub(crate) max_streams: usize,
+
+    /// URIs one listen may subscribe to (`resourceSubscriptions`); past it -32602.
+    #[arg(long, env = "MCP_FLEET_MAX_URIS_PER_LISTEN", default_value_t = 1_000)]
+    pub(crate) max_uris_per_listen: usize,
+
+    /// Longest URI a listen may subscribe to, in bytes; past it -32602 before the ack.
+    #[arg(long, env = "MCP_FLEET_MAX_URI_BYTES", default_value_t = 2_048)]
+    pub(crate) max_uri_bytes: usize,
+
+    /// Bytes of subscribed URIs one listen stream may hold; past it -32602 before the ack.
+    #[arg(long, env = "MCP_FLEET_MAX_SUBSCRIPTION_BYTES_PER_STREAM", default_value_t = 128 * 1024)]
+    pub(crate) max_subscription_bytes_per_stream: usize,
+
+    /// Bytes of subscribed URIs all listen streams of one authenticated principal may hold on
+    /// this node; past it 429.
+    #[arg(long, env = "MCP_FLEET_MAX_SUBSCRIPTION_BYTES_PER_PRINCIPAL", default_value_t = 4 * 1024 * 1024)]
+    pub(crate) max_subscription_bytes_per_principal: usize,
+
+    /// Listen streams one client address may hold on this node when callers are anonymous
+    /// (IPv6 counted by /64; loopback exempt); past it 429. Behind a proxy every client has the
+    /// proxy's address: raise it, or authenticate.
+    #[arg(long, env = "MCP_FLEET_MAX_STREAMS_PER_ADDRESS", default_value_t = 1_000)]
+    pub(crate) max_streams_per_address: usize,
+
+    /// Refuse a listen subscribing to a URI that names no resource and matches no template
+    /// (-32602 with data.unknownUris). Off by default: clients may subscribe to resources that
+    /// appear later.
+    #[arg(long, env = "MCP_FLEET_LISTEN_URIS_MUST_EXIST")]
+    pub(crate) listen_uris_must_exist: bool,
 
     /// Keepalive comment interval on idle listen streams, in seconds (0 disables).
     #[arg(long, env = "MCP_FLEET_KEEPALIVE_SECS", default_value_t = 15)]
@@ -169,6 +198,18 @@ pub(crate) struct Config {
     #[arg(long, env = "MCP_FLEET_AUTH_SCOPES")]
     pub(crate) auth_scopes: Option<String>,
 
+    /// OAuth: what a token header's `typ` may say. `reject-other-types` (the default): none,
+    /// `JWT` or `at+jwt`, so another kind of JWT from the issuer cannot pass for an access
+    /// token; `require-access-token`: only `at+jwt` (RFC 9068); `off`: no check.
+    #[arg(long, env = "MCP_FLEET_AUTH_TOKEN_TYPE", value_enum)]
+    pub(crate) auth_token_type: Option<TokenTypeMode>,
+
+    /// OAuth: the longest the issuer's signing keys are used without a successful refetch, in
+    /// seconds; past it tokens are refused until the JWKS answers again (fail closed). At
+    /// least the JWKS cache age (default: the server's, 24 h).
+    #[arg(long, env = "MCP_FLEET_AUTH_JWKS_HARD_MAX_AGE_SECS", value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) auth_jwks_hard_max_age_secs: Option<u64>,
+
     /// Most open listen streams one authenticated principal (token subject) may hold on this
     /// replica; past it a listen gets 429. Callers without auth are bounded by --max-streams
     /// only.
@@ -184,6 +225,12 @@ pub(crate) struct Config {
     /// --rate-per-principal, at least 1).
     #[arg(long, env = "MCP_FLEET_RATE_BURST_PER_PRINCIPAL")]
     pub(crate) rate_burst_per_principal: Option<u32>,
+
+    /// Where --max-streams-per-principal and --rate-per-principal are counted: `replica` (the
+    /// default; no round trip, N replicas admit N times as much) or `fleet` (in the bus's
+    /// keyspace: one round trip per request when a rate is set).
+    #[arg(long, env = "MCP_FLEET_LIMIT_SCOPE", value_enum, default_value_t = LimitScopeMode::Replica)]
+    pub(crate) limit_scope: LimitScopeMode,
 
     /// File holding the HMAC key that signs MRTR requestState (at least 32 bytes, surrounding
     /// whitespace ignored; a mounted Secret, the same on every replica), or several keys one
@@ -228,6 +275,45 @@ pub(crate) enum LegacyMode {
     Stateless,
     /// Refused.
     Off,
+}
+
+/// `--auth-token-type`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum TokenTypeMode {
+    /// No check.
+    Off,
+    /// None, `JWT` or `at+jwt`.
+    RejectOtherTypes,
+    /// Only `at+jwt`.
+    RequireAccessToken,
+}
+
+impl From<TokenTypeMode> for TokenTypeCheck {
+    fn from(mode: TokenTypeMode) -> Self {
+        match mode {
+            TokenTypeMode::Off => TokenTypeCheck::Off,
+            TokenTypeMode::RejectOtherTypes => TokenTypeCheck::RejectOtherTypes,
+            TokenTypeMode::RequireAccessToken => TokenTypeCheck::RequireAccessToken,
+        }
+    }
+}
+
+/// `--limit-scope`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum LimitScopeMode {
+    /// Per replica.
+    Replica,
+    /// Across the fleet.
+    Fleet,
+}
+
+impl From<LimitScopeMode> for LimitScope {
+    fn from(mode: LimitScopeMode) -> Self {
+        match mode {
+            LimitScopeMode::Replica => LimitScope::Replica,
+            LimitScopeMode::Fleet => LimitScope::Fleet,
+        }
+    }
 }
 
 /// `--catalog-notifications`.

@@ -104,6 +104,33 @@ async fn sigterm_ends_the_process_within_the_deadline_even_with_a_reader_that_st
     drop(stalled);
 }
 
+#[tokio::test]
+async fn the_listen_budget_flags_bound_what_one_listen_may_subscribe_to() {
+    let node = Node::start(&["--max-uris-per-listen", "2", "--max-uri-bytes", "40", "--listen-uris-must-exist"], None);
+    eventually("the node is ready", Duration::from_secs(10), async || node.probe("/readyz").await == Some(200)).await;
+    let client = McpClient::new(node.url());
+    let refusal = async |uris: &[&str]| {
+        let body = mcp_fleet_tests::request(
+            json!("l"),
+            "subscriptions/listen",
+            json!({"notifications": {"resourceSubscriptions": uris}}),
+        );
+        let reply = client.post_with(&body, &McpClient::standard_headers(&body)).await;
+        assert_eq!(reply.error_code(), Some(-32602), "{uris:?}: {}", reply.json());
+        reply.json()["error"].clone()
+    };
+    let too_many = refusal(&["fleet://items/1", "fleet://items/2", "fleet://items/3"]).await;
+    assert!(too_many["message"].as_str().unwrap_or_default().contains('2'), "{too_many}");
+    let long = format!("fleet://items/{}", "9".repeat(40));
+    let too_long = refusal(&[long.as_str()]).await;
+    assert!(too_long["message"].as_str().unwrap_or_default().contains("limit is 40"), "{too_long}");
+    let unknown = refusal(&["fleet://items/1", "nowhere://x"]).await;
+    assert_eq!(unknown["data"]["unknownUris"], json!(["nowhere://x"]));
+    let mut known = client.listen(json!("ok"), json!({"resourceSubscriptions": ["fleet://items/1"]})).await;
+    let ack = known.next_message().await.expect("ack");
+    assert_eq!(ack["method"], "notifications/subscriptions/acknowledged", "{ack}");
+}
+
 /// Every `MCP_FLEET_*` variable the chart and the manifests set is one the node reads: a
 /// renamed flag must not leave a deployment silently setting nothing.
 #[test]
