@@ -14,7 +14,7 @@ use http::{Request, Response, header};
 use http_body_util::{BodyExt, Full, Limited};
 use hyper::body::Incoming;
 use mcp_fleet_protocol::envelope::{CLIENT_CAPABILITIES_KEY, CLIENT_INFO_KEY, PROTOCOL_VERSION_KEY};
-use mcp_fleet_protocol::headers::{METHOD_HEADER, PROTOCOL_VERSION_HEADER};
+use mcp_fleet_protocol::headers::{METHOD_HEADER, NAME_HEADER, PROTOCOL_VERSION_HEADER};
 use mcp_fleet_protocol::sse::{SseDecoder, SseEvent};
 use serde_json::{Value, json};
 use tokio::sync::Semaphore;
@@ -80,12 +80,16 @@ impl RpcClient {
     /// POST `method` with `params` (the envelope is added) and return the response head; the
     /// body streams. No timeout: listen streams are long-lived.
     pub async fn post(&self, id: &Value, method: &str, params: Value) -> Result<Response<Incoming>, ClientError> {
+        let name = name_header(method, &params).map(str::to_owned);
         let body = request_body(id, method, params);
         let mut builder = Request::post(self.endpoint.uri().clone())
             .header(header::CONTENT_TYPE, "application/json")
             .header(header::ACCEPT, "application/json, text/event-stream")
             .header(PROTOCOL_VERSION_HEADER, PROTOCOL_VERSION)
             .header(METHOD_HEADER, method);
+        if let Some(name) = name {
+            builder = builder.header(NAME_HEADER, name);
+        }
         for (name, value) in self.endpoint.headers() {
             builder = builder.header(name, value);
         }
@@ -131,9 +135,25 @@ pub fn request_body(id: &Value, method: &str, mut params: Value) -> Vec<u8> {
     serde_json::to_vec(&message).unwrap_or_default()
 }
 
+/// The `Mcp-Name` header a request needs (2026-07-28: the target of `tools/call` and
+/// `prompts/get` by name, of `resources/read` by URI, mirrored so routers need not parse the
+/// body). Sent only when it is visible ASCII: this client does not write the Base64 sentinel
+/// form, so a name outside it goes without the header (and the server refuses the request).
+fn name_header<'a>(method: &str, params: &'a Value) -> Option<&'a str> {
+    let field = match method {
+        "tools/call" | "prompts/get" => "name",
+        "resources/read" => "uri",
+        _ => return None,
+    };
+    params.get(field)?.as_str().filter(|v| !v.is_empty() && v.bytes().all(|b| b.is_ascii_graphic()))
+}
+
 /// Read a whole response and extract the result for request `id`.
 async fn read_response(response: Response<Incoming>, id: &Value) -> Result<Value, ClientError> {
     let (parts, body) = response.into_parts();
+    if let Some(refused) = ClientError::from_auth_refusal(&parts) {
+        return Err(refused);
+    }
     let bytes = Limited::new(body, MAX_RESPONSE_BYTES).collect().await.map_err(ClientError::Body)?.to_bytes();
     let is_sse =
         parts.headers.get(header::CONTENT_TYPE).is_some_and(|v| v.as_bytes().starts_with(b"text/event-stream"));
