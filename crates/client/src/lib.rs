@@ -24,6 +24,9 @@
 //! - [`backoff`]: [`ReconnectPolicy`]; [`error`]: [`ClientError`] and its [`ErrorClass`];
 //!   [`list`]: the protocol's [`ListKind`] plus host-side names.
 //!
+//! `examples/watch.rs` is a whole host: `cargo run -p mcp-fleet-client --example watch -- URL
+//! [--list tools]` prints one [`CatalogState`] line per state change.
+//!
 //! ```no_run
 //! use mcp_fleet_client::{Endpoint, ListKind, RpcClient, Transport, fetch_snapshot, FetchOptions};
 //! # async fn run() -> Result<(), mcp_fleet_client::ClientError> {

@@ -8,7 +8,8 @@
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use serde_json::{Value, json};
+use serde::Serialize;
+use serde_json::Value;
 
 use crate::list::{ListKind, short_name};
 use crate::snapshot::Snapshot;
@@ -89,16 +90,43 @@ impl CatalogState {
     ///     "revision": null, "fetchedAtMs": null, "reason": "not fetched yet"}));
     /// ```
     pub fn to_json(&self) -> Value {
+        serde_json::to_value(self.line()).unwrap_or_default()
+    }
+
+    /// [`CatalogState::to_json`] as one line of text, keys in the documented order.
+    ///
+    /// ```
+    /// use mcp_fleet_client::{CatalogState, ListKind};
+    /// assert_eq!(CatalogState::new(ListKind::Prompts).to_line(),
+    ///     r#"{"list":"prompts","state":"unavailable","revision":null,"fetchedAtMs":null,"reason":"not fetched yet"}"#);
+    /// ```
+    pub fn to_line(&self) -> String {
+        // Serializing a struct of strings and integers cannot fail.
+        serde_json::to_string(&self.line()).unwrap_or_default()
+    }
+
+    fn line(&self) -> StateLine<'_> {
         let fetched_at_ms = self
             .fetched_at
             .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
             .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
-        json!({
-            "list": short_name(self.list),
-            "state": self.freshness.as_str(),
-            "revision": self.revision(),
-            "fetchedAtMs": fetched_at_ms,
-            "reason": self.reason,
-        })
+        StateLine {
+            list: short_name(self.list),
+            state: self.freshness.as_str(),
+            revision: self.revision(),
+            fetched_at_ms,
+            reason: self.reason.as_deref(),
+        }
     }
+}
+
+/// The wire shape of a state line (a struct, so the keys keep their order).
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct StateLine<'a> {
+    list: &'static str,
+    state: &'static str,
+    revision: Option<&'a str>,
+    fetched_at_ms: Option<u64>,
+    reason: Option<&'a str>,
 }
