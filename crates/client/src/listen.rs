@@ -146,3 +146,23 @@ async fn refusal(status: http::StatusCode, body: Incoming) -> ClientError {
         Err(_) => ClientError::Status { status, body: snippet(&bytes) },
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_honoured_filter_is_read_as_the_server_wrote_it_and_garbage_honours_nothing() {
+        let partial = honoured_filter(&json!({"toolsListChanged": true, "resourceSubscriptions": ["a://b"]}));
+        assert!(follows(&partial, ListKind::Tools));
+        assert!(!follows(&partial, ListKind::Prompts) && !follows(&partial, ListKind::ResourceTemplates));
+        assert_eq!(partial.resource_subscriptions, ["a://b"]);
+        for garbage in [json!(null), json!("all"), json!({"toolsListChanged": "yes"})] {
+            assert_eq!(honoured_filter(&garbage), SubscriptionFilter::default(), "{garbage}");
+        }
+        let mut filter = filter_for(&[ListKind::ResourceTemplates]);
+        assert!(follows(&filter, ListKind::Resources), "templates are announced as resources");
+        unfollow(&mut filter, ListKind::Resources);
+        assert!(filter.is_empty());
+    }
+}

@@ -108,6 +108,18 @@ async fn a_server_without_subscriptions_listen_changes_the_client_to_polling() {
 }
 
 #[tokio::test]
+async fn a_list_the_ack_does_not_honour_is_polled_not_waited_for() {
+    let (server, node, front) = fronted(1).await;
+    front.ack_honours_nothing();
+    let mut w = watch_tools(&front.url, polling(&[ListKind::Tools]));
+    until_fresh(&mut w.tools, 1).await;
+    wait_for("the listen stream", || w.counter.get(|s| s.connects) == 1).await;
+    add_tool(&server, "tool-new");
+    until_fresh(&mut w.tools, 2).await;
+    node.shutdown().await;
+}
+
+#[tokio::test]
 async fn a_list_whose_method_is_gone_is_shown_unavailable_and_not_retried() {
     let (_, node, front) = fronted(1).await;
     front.remove_method("prompts/list");
@@ -365,6 +377,42 @@ async fn a_catalog_of_five_pages_changed_during_paging_is_read_again_from_the_fi
     let options = FetchOptions { max_restarts: 2, ..FetchOptions::default() };
     let report = fetch_snapshot(&rpc(&front.url), ListKind::Tools, options).await;
     assert!(matches!(report.outcome, Err(ClientError::Unstable { restarts: 2, .. })), "{:?}", report.outcome);
+    node.shutdown().await;
+}
+
+#[tokio::test]
+async fn pages_naming_another_revision_restart_the_read() {
+    let node = handler(server_with_tools(5), 2).await;
+    let front = Front::start(&node).await;
+    let bumped = Arc::new(AtomicBool::new(false));
+    front.rewrite({
+        let bumped = bumped.clone();
+        move |method, answer| {
+            let last_page = answer["result"]["nextCursor"].is_null();
+            if method == "tools/list" && last_page && !bumped.swap(true, Ordering::SeqCst) {
+                answer["result"]["_meta"]["dev.mcp-fleet/catalog"]["revision"] = "another".into();
+            }
+        }
+    });
+    let report = fetch_snapshot(&rpc(&front.url), ListKind::Tools, FetchOptions::default()).await;
+    let snapshot = report.outcome.expect("a consistent snapshot");
+    assert_eq!((snapshot.items.len(), snapshot.pages, report.requests.len()), (5, 3, 6), "read again from page 1");
+    assert_ne!(snapshot.revision.value, "another");
+    node.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_notification_storm_ends_fresh_at_the_last_revision_with_fewer_reads_than_changes() {
+    let (server, node, front) = fronted(1).await;
+    let mut w = watch_tools(&front.url, options(&[ListKind::Tools]));
+    until_fresh(&mut w.tools, 1).await;
+    let reads = front.count("tools/list");
+    for i in 0..200 {
+        add_tool(&server, &format!("storm-{i}"));
+    }
+    until_fresh(&mut w.tools, 201).await;
+    let rereads = front.count("tools/list") - reads;
+    assert!(rereads < 200, "single-flight: {rereads} reads for 200 changes");
     node.shutdown().await;
 }
 

@@ -92,6 +92,7 @@ struct Behaviour {
     gone: Vec<String>,
     hold: Option<(String, Arc<Semaphore>)>,
     garbage_after_ack: bool,
+    ack_honours_nothing: bool,
 }
 
 /// A node behind a test-controlled layer.
@@ -156,6 +157,12 @@ impl Front {
         self.behaviour.lock().expect("front").garbage_after_ack = true;
     }
 
+    /// Rewrite each listen ack to honour nothing (`"notifications":{}`), as a server that
+    /// supports none of what was asked does (LSTN-4).
+    pub fn ack_honours_nothing(&self) {
+        self.behaviour.lock().expect("front").ack_honours_nothing = true;
+    }
+
     /// End every open listen stream (as a broken connection does), without a completion.
     pub fn cut_streams(&self) {
         self.cut.send_modify(|n| *n += 1);
@@ -172,10 +179,11 @@ impl Front {
         let message: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
         let method = message["method"].as_str().unwrap_or_default().to_owned();
         *self.counts.lock().expect("front").entry(method.clone()).or_default() += 1;
-        let (rewrite, hook, gone, hold, garbage) = {
+        let (rewrite, hook, gone, hold, first_frame) = {
             let b = self.behaviour.lock().expect("front");
             let hold = b.hold.as_ref().filter(|(m, _)| *m == method).map(|(_, g)| g.clone());
-            (b.rewrite.clone(), b.hook.clone(), b.gone.contains(&method), hold, b.garbage_after_ack)
+            let first_frame = FirstFrame { garbage_after: b.garbage_after_ack, honour_nothing: b.ack_honours_nothing };
+            (b.rewrite.clone(), b.hook.clone(), b.gone.contains(&method), hold, first_frame)
         };
         if let Some(hook) = hook {
             hook(&method, &message);
@@ -194,7 +202,7 @@ impl Front {
             .get(http::header::CONTENT_TYPE)
             .is_some_and(|v| v.as_bytes().starts_with(b"text/event-stream"));
         if is_sse {
-            return self.stream(response, garbage);
+            return self.stream(response, first_frame);
         }
         let Some(rewrite) = rewrite else { return response.map(|b| b.map_err(|never| match never {}).boxed_unsync()) };
         let (parts, body) = response.into_parts();
@@ -206,17 +214,24 @@ impl Front {
         json_response(parts.status, &answer)
     }
 
-    /// A listen stream passed through: cut on [`Front::cut_streams`], garbage after the ack
-    /// when asked.
-    fn stream(&self, response: Response<mcp_fleet_server::ResponseBody>, garbage: bool) -> Response<Body> {
+    /// A listen stream passed through: cut on [`Front::cut_streams`], its first frame (the
+    /// ack) rewritten or followed by garbage when asked.
+    fn stream(&self, response: Response<mcp_fleet_server::ResponseBody>, ack: FirstFrame) -> Response<Body> {
         let mut cut = self.cut.subscribe();
         cut.mark_unchanged();
         let (parts, body) = response.into_parts();
         let frames = BodyStream::new(body).map(|f| f.map_err(|never| match never {}));
         let mut first = true;
         let frames = frames.flat_map(move |frame| {
+            if !std::mem::take(&mut first) {
+                return futures_util::stream::iter(vec![frame]);
+            }
+            let frame = match frame {
+                Ok(f) if ack.honour_nothing => Ok(f.map_data(|data| honour_nothing(&data))),
+                other => other,
+            };
             let mut out = vec![frame];
-            if std::mem::take(&mut first) && garbage {
+            if ack.garbage_after {
                 out.push(Ok(Frame::data(Bytes::from_static(b"event: message\ndata: {not json\n\n"))));
             }
             futures_util::stream::iter(out)
@@ -229,6 +244,23 @@ impl Front {
         });
         Response::from_parts(parts, BodyExt::boxed_unsync(StreamBody::new(frames)))
     }
+}
+
+/// What to do to a listen stream's first frame.
+#[derive(Clone, Copy)]
+struct FirstFrame {
+    garbage_after: bool,
+    honour_nothing: bool,
+}
+
+/// The ack frame with its honoured filter emptied (the filter is flat: its object ends at
+/// the first `}` after `"notifications":{`).
+fn honour_nothing(frame: &Bytes) -> Bytes {
+    let text = String::from_utf8_lossy(frame);
+    let key = "\"notifications\":{";
+    let Some(start) = text.find(key).map(|i| i + key.len()) else { return frame.clone() };
+    let Some(end) = text[start..].find('}').map(|i| start + i) else { return frame.clone() };
+    Bytes::from(format!("{}{}", &text[..start], &text[end..]))
 }
 
 fn json_response(status: http::StatusCode, answer: &Value) -> Response<Body> {
