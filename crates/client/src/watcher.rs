@@ -5,6 +5,8 @@
 //! - **Capabilities first.** `server/discover` says which lists announce their changes; only
 //!   those are followed on the listen stream, and a list the acknowledgement does not honour
 //!   (LSTN-4) is polled instead of waited for. No list announced: no listen stream at all.
+//!   Capabilities are re-read after the discover result's `ttlMs` (bounded) and on every
+//!   reconnect; when what is announced changes, the listen stream is reopened to match.
 //! - **Refresh without notifications.** A [`RefreshHandle`] re-reads on demand; every list is
 //!   re-verified periodically ([`VerifyPolicy`]: the server's `ttlMs`, bounded below and
 //!   above); a reconnect re-reads everything and cancels reads begun on the old connection.
@@ -153,6 +155,10 @@ enum Work {
     },
     /// A fetch was aborted (its connection was replaced): nothing to do.
     Cancelled,
+    DiscoverDue {
+        generation: u64,
+    },
+    Discovered(Result<ServerCapabilities, ClientError>),
     RetryDue {
         list: usize,
         token: u64,
@@ -221,6 +227,10 @@ pub struct CatalogWatcher {
     commands: mpsc::UnboundedReceiver<Option<ListKind>>,
     refresh: RefreshHandle,
     work: FuturesUnordered<WorkFuture>,
+    /// What `server/discover` last said (`None`: not asked, or not yet).
+    capabilities: Option<ServerCapabilities>,
+    /// Identifies the pending re-discover timer; older timers are ignored.
+    discover_generation: u64,
 }
 
 impl std::fmt::Debug for CatalogWatcher {
@@ -253,6 +263,8 @@ impl CatalogWatcher {
             commands,
             refresh: RefreshHandle { tx },
             work: FuturesUnordered::new(),
+            capabilities: None,
+            discover_generation: 0,
         }
     }
 
@@ -338,22 +350,7 @@ impl CatalogWatcher {
     /// Decide each list's mode from the capabilities (`None`: not discovered, follow all)
     /// and open the listen stream for what is announced; polled lists are read right away.
     fn start(&mut self, capabilities: Option<ServerCapabilities>, observer: &mut impl Observer) {
-        let mut filter = self.options.filter.clone();
-        if capabilities.is_some_and(|c| !c.resource_subscribe) {
-            filter.resource_subscriptions.clear();
-        }
-        for list in &mut self.lists {
-            list.mode = match capabilities {
-                Some(c) if !c.announces(list.kind) => Mode::Polled,
-                _ => Mode::Notified,
-            };
-            if list.mode == Mode::Notified {
-                follow(&mut filter, list.kind);
-            }
-        }
-        if !filter.is_empty() {
-            self.listener = Some(Box::new(Listener::new(self.listen.clone(), filter, self.options.listener)));
-        }
+        self.adopt(capabilities);
         for list in 0..self.lists.len() {
             if self.listener.is_none() || self.lists[list].mode == Mode::Polled {
                 self.heard(list, "first read", observer);
@@ -363,6 +360,84 @@ impl CatalogWatcher {
             let action = self.resources[resource].state.on_change();
             self.apply_read(resource, action);
         }
+    }
+
+    /// Set each list's mode from `capabilities` and (re)open the listen stream for the
+    /// announced ones; schedule the next `server/discover` (capabilities may change too).
+    fn adopt(&mut self, capabilities: Option<ServerCapabilities>) {
+        let mut filter = self.options.filter.clone();
+        if capabilities.is_some_and(|c| !c.resource_subscribe) {
+            filter.resource_subscriptions.clear();
+        }
+        for list in &mut self.lists {
+            if list.mode == Mode::Gone {
+                continue;
+            }
+            list.mode = match capabilities {
+                Some(c) if !c.announces(list.kind) => Mode::Polled,
+                _ => Mode::Notified,
+            };
+            if list.mode == Mode::Notified {
+                follow(&mut filter, list.kind);
+            }
+        }
+        self.listener =
+            (!filter.is_empty()).then(|| Box::new(Listener::new(self.listen.clone(), filter, self.options.listener)));
+        if let Some(capabilities) = capabilities {
+            self.capabilities = Some(capabilities);
+            self.schedule_discover(capabilities.ttl_ms);
+        }
+    }
+
+    /// The next `server/discover` after the discover result's own `ttlMs`, bounded like list
+    /// verification.
+    fn schedule_discover(&mut self, ttl_ms: Option<u64>) {
+        let Some(interval) = self.options.verify.interval(ttl_ms, false) else { return };
+        self.discover_generation += 1;
+        let generation = self.discover_generation;
+        self.work.push(Box::pin(async move {
+            tokio::time::sleep(interval).await;
+            Work::DiscoverDue { generation }
+        }));
+    }
+
+    fn discover_now(&mut self) {
+        let rpc = self.requests.clone();
+        self.discover_generation += 1;
+        self.work.push(Box::pin(async move { Work::Discovered(ServerCapabilities::discover(&rpc).await) }));
+    }
+
+    /// A re-read of the capabilities: if what is announced changed, the listen stream is
+    /// reopened for the new set and lists that lost their notifications start polling.
+    fn on_discovered(
+        &mut self,
+        outcome: Result<ServerCapabilities, ClientError>,
+        observer: &mut impl Observer,
+    ) -> Flow {
+        let capabilities = match outcome {
+            Ok(capabilities) => capabilities,
+            Err(error) if error.class() == ErrorClass::Unauthorized => return Flow::Unauthorized,
+            Err(_) => {
+                let ttl = self.capabilities.and_then(|c| c.ttl_ms);
+                self.schedule_discover(ttl);
+                return Flow::Continue;
+            }
+        };
+        let announced = |c: Option<ServerCapabilities>, list: &WatchedList| c.is_none_or(|c| c.announces(list.kind));
+        let changed = self.capabilities.map(|c| c.resource_subscribe) != Some(capabilities.resource_subscribe)
+            || self.lists.iter().any(|l| announced(self.capabilities, l) != capabilities.announces(l.kind));
+        if !changed {
+            self.capabilities = Some(capabilities);
+            self.schedule_discover(capabilities.ttl_ms);
+            return Flow::Continue;
+        }
+        self.adopt(Some(capabilities));
+        for list in 0..self.lists.len() {
+            if self.lists[list].mode == Mode::Polled {
+                self.heard(list, "capabilities changed", observer);
+            }
+        }
+        Flow::Continue
     }
 
     fn on_listen(&mut self, event: ListenEvent, observer: &mut impl Observer) -> Flow {
@@ -397,6 +472,10 @@ impl CatalogWatcher {
                 (false, Mode::Notified) => self.heard(list, "listening", observer),
                 (false, Mode::Polled) => {}
             }
+        }
+        if reconnect && self.capabilities.is_some() {
+            // The server behind the stream may have been replaced: ask what it supports now.
+            self.discover_now();
         }
         if reconnect {
             for resource in 0..self.resources.len() {
@@ -473,6 +552,9 @@ impl CatalogWatcher {
                 self.heard(list, "list_changed", observer);
             }
             Work::Read { resource, covers, outcome } => return self.on_read(resource, covers, outcome),
+            Work::DiscoverDue { generation } if generation == self.discover_generation => self.discover_now(),
+            Work::DiscoverDue { .. } => {}
+            Work::Discovered(outcome) => return self.on_discovered(outcome, observer),
             Work::ReadRetryDue { resource, token } => {
                 let action = self.resources[resource].state.on_retry_due(token);
                 self.apply_read(resource, action);

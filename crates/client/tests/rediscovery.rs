@@ -96,6 +96,30 @@ async fn a_node_without_list_changed_is_polled_and_never_listened_to() {
 }
 
 #[tokio::test]
+async fn capabilities_are_read_again_and_a_newly_announced_list_is_listened_to() {
+    let cache = CachePolicy { discover: CacheHint { ttl_ms: 50, scope: CacheScope::Public }, ..CachePolicy::default() };
+    let (server, node, front) = fronted_with(cache).await;
+    let announced = Arc::new(AtomicBool::new(false));
+    front.rewrite({
+        let announced = announced.clone();
+        move |method, answer| {
+            if !announced.load(Ordering::SeqCst) {
+                without_list_changed(method, answer);
+            }
+        }
+    });
+    let mut w = watch_tools(&front.url, polling(&[ListKind::Tools]));
+    until_fresh(&mut w.tools, 1).await;
+    wait_for("a second server/discover", || front.count("server/discover") >= 2).await;
+    assert_eq!(front.count("subscriptions/listen"), 0);
+    announced.store(true, Ordering::SeqCst);
+    wait_for("the listen stream for the newly announced list", || w.counter.get(|s| s.connects) == 1).await;
+    add_tool(&server, "tool-new");
+    until_fresh(&mut w.tools, 2).await;
+    node.shutdown().await;
+}
+
+#[tokio::test]
 async fn a_server_without_subscriptions_listen_changes_the_client_to_polling() {
     let (server, node, front) = fronted(1).await;
     front.remove_method("subscriptions/listen");
@@ -158,15 +182,8 @@ async fn refresh_rereads_without_a_notification() {
 
 #[tokio::test]
 async fn periodic_verification_follows_the_servers_ttl_and_wakes_no_one_when_nothing_changed() {
-    let server = McpServer::builder("client-test", "0.0.1")
-        .cache_policy(CachePolicy {
-            lists: CacheHint { ttl_ms: 60, scope: CacheScope::Public },
-            ..CachePolicy::default()
-        })
-        .build();
-    add_tool(&server, "tool-0");
-    let node = handler(server.clone(), 100).await;
-    let front = Front::start(&node).await;
+    let cache = CachePolicy { lists: CacheHint { ttl_ms: 60, scope: CacheScope::Public }, ..CachePolicy::default() };
+    let (server, node, front) = fronted_with(cache).await;
     front.rewrite(without_list_changed);
     let mut options = options(&[ListKind::Tools]);
     options.verify =

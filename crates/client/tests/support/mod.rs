@@ -84,6 +84,15 @@ pub async fn fronted(tools: usize) -> (McpServer, McpHandler, Front) {
     (server, node, front)
 }
 
+/// A node serving `tool-0` with the `cache` hints, behind a [`Front`].
+pub async fn fronted_with(cache: mcp_fleet_server::CachePolicy) -> (McpServer, McpHandler, Front) {
+    let server = McpServer::builder("client-test", "0.0.1").cache_policy(cache).build();
+    add_tool(&server, "tool-0");
+    let node = handler(server.clone(), 100).await;
+    let front = Front::start(&node).await;
+    (server, node, front)
+}
+
 /// What a [`Front`] does besides forwarding.
 #[derive(Default)]
 struct Behaviour {
