@@ -664,15 +664,16 @@ impl CatalogWatcher {
     }
 
     /// The listen stream reconnected: cancel the read begun on the old connection and read
-    /// again from the first page.
+    /// again from the first page. The re-read is a verification (nothing says the list
+    /// changed), so it is quiet: a reconnect that finds the same revision wakes no host, one
+    /// after an outage moves `unavailable` straight to `fresh`.
     fn restart(&mut self, list: usize, observer: &mut impl Observer) {
         let entry = &mut self.lists[list];
         if let Some(running) = entry.running.take() {
             running.abort();
         }
-        entry.quiet = false;
+        entry.quiet = true;
         let action = entry.state.restart();
-        entry.publish(Freshness::Refreshing, Some("reconnected".into()));
         self.apply(list, action, observer);
     }
 

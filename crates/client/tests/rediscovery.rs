@@ -67,6 +67,11 @@ fn polling(lists: &[ListKind]) -> WatcherOptions {
     }
 }
 
+/// [`options`] re-listing tools only.
+fn options_for_tools() -> WatcherOptions {
+    options(&[ListKind::Tools])
+}
+
 fn watch_tools(url: &str, options: WatcherOptions) -> Watching {
     let watcher = CatalogWatcher::new(rpc(url), rpc(url), options);
     let tools = watcher.states(ListKind::Tools).expect("tools are re-listed");
@@ -218,6 +223,25 @@ async fn a_node_killed_and_restarted_goes_unavailable_then_fresh() {
     let back = until_fresh(&mut w.tools, 3).await;
     assert_eq!(back.reason, None);
     restarted.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_reconnect_that_finds_the_same_revision_wakes_no_host() {
+    // The node ends each listen stream gracefully after 200 ms (checked at each 50 ms
+    // keep-alive); the client reconnects and
+    // re-verifies every time.
+    let options = HandlerOptions::default()
+        .max_stream_lifetime(Some(Duration::from_millis(200)))
+        .keepalive(Duration::from_millis(50));
+    let node = handler_with(server_with_tools(1), options).await;
+    let url = serve(&node).await;
+    let mut w = watch_tools(&url, options_for_tools());
+    until_fresh(&mut w.tools, 1).await;
+    w.tools.mark_unchanged();
+    wait_for("two reconnects", || w.counter.get(|s| s.connects) >= 3).await;
+    wait_for("their re-reads", || w.counter.get(|s| s.finished.len()) >= 3).await;
+    assert!(!w.tools.has_changed().unwrap(), "same revision after each reconnect: nobody woken");
+    node.shutdown().await;
 }
 
 #[tokio::test]
