@@ -130,3 +130,21 @@ struct StateLine<'a> {
     fetched_at_ms: Option<u64>,
     reason: Option<&'a str>,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_freshness_revision_and_reason_count_as_a_change() {
+        let before = CatalogState::new(ListKind::Tools);
+        let mut later = before.clone();
+        later.fetched_at = Some(SystemTime::now());
+        assert!(!later.differs_from(&before), "a new confirmation time alone wakes no host");
+        later.freshness = Freshness::Fresh;
+        assert!(later.differs_from(&before));
+        let mut reason = before.clone();
+        reason.reason = None;
+        assert!(reason.differs_from(&before));
+    }
+}
