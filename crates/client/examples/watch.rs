@@ -7,7 +7,7 @@
 //! ```
 //!
 //! `--list` (`tools`, `prompts`, `resources`, `templates`) may be repeated; without it every
-//! list is watched. Nothing but the state lines goes to stdout; usage errors go to stderr.
+//! list is watched. `--era 2025` speaks to a 2025-era server (a session and its GET stream). Nothing but the state lines goes to stdout; usage errors go to stderr.
 //! It runs until Ctrl-C, or until the server refuses the token (the last lines then say
 //! `unauthorized`).
 
@@ -21,10 +21,11 @@ struct Args {
     url: String,
     lists: Vec<ListKind>,
     token: Option<String>,
+    era_2025: bool,
 }
 
 fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
-    let (mut url, mut lists, mut token) = (None, Vec::new(), None);
+    let (mut url, mut lists, mut token, mut era_2025) = (None, Vec::new(), None, false);
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--list" => {
@@ -32,6 +33,11 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
                 lists.push(list::parse_short_name(&name).ok_or(format!("unknown list {name:?}"))?);
             }
             "--token" => token = Some(args.next().ok_or("--token needs a value")?),
+            "--era" => match args.next().as_deref() {
+                Some("2025") => era_2025 = true,
+                Some("2026") => era_2025 = false,
+                other => return Err(format!("--era is 2025 or 2026, not {other:?}")),
+            },
             _ if url.is_none() && !arg.starts_with("--") => url = Some(arg),
             _ => return Err(format!("unexpected argument {arg:?}")),
         }
@@ -39,7 +45,8 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
     if lists.is_empty() {
         lists = ListKind::ALL.to_vec();
     }
-    Ok(Args { url: url.ok_or("usage: watch URL [--list tools]… [--token TOKEN]")?, lists, token })
+    let url = url.ok_or("usage: watch URL [--list tools]… [--token TOKEN] [--era 2025|2026]")?;
+    Ok(Args { url, lists, token, era_2025 })
 }
 
 #[tokio::main]
@@ -63,6 +70,7 @@ async fn main() -> std::process::ExitCode {
         }
     };
     let rpc = RpcClient::new(Transport::http1(), endpoint);
+    let rpc = if args.era_2025 { rpc.era_2025() } else { rpc };
     let options = WatcherOptions { relist: args.lists.clone(), ..WatcherOptions::default() };
     let watcher = CatalogWatcher::new(rpc.clone(), rpc, options);
     // One line per change of any list; the channel only carries lines to the printer.

@@ -6,6 +6,7 @@
 //! advertised; a list without `listChanged` is polled instead. A server that does not answer
 //! `server/discover` at all (`-32601`) is taken to advertise nothing.
 
+use mcp_fleet_protocol::ListenSupport;
 use mcp_fleet_protocol::methods::Method;
 use serde_json::Value;
 
@@ -59,9 +60,25 @@ impl ServerCapabilities {
         }
     }
 
+    /// What a listen stream can be honoured for, as the protocol crate spells it.
+    pub fn listen_support(&self) -> ListenSupport {
+        ListenSupport {
+            tools_list_changed: self.tools_list_changed,
+            prompts_list_changed: self.prompts_list_changed,
+            resources_list_changed: self.resources_list_changed,
+            resource_subscribe: self.resource_subscribe,
+            tasks: false,
+        }
+    }
+
     /// Call `server/discover` through `rpc`. `-32601` (no discover) is "nothing
-    /// advertised"; every other error is returned for the caller to classify.
+    /// advertised"; every other error is returned for the caller to classify. In the 2025
+    /// era the capabilities are the session's `initialize` answer (initializing one if
+    /// none is held).
     pub async fn discover(rpc: &RpcClient) -> Result<ServerCapabilities, ClientError> {
+        if rpc.session().is_some() {
+            return rpc.ensure_session().await.map(|result| ServerCapabilities::from_discover(&result));
+        }
         match rpc.call(Method::Discover.as_str(), Value::Object(Default::default())).await {
             Ok(result) => Ok(ServerCapabilities::from_discover(&result)),
             Err(e) if e.class() == ErrorClass::MethodNotFound => Ok(ServerCapabilities::default()),

@@ -6,7 +6,8 @@
 //! - [`endpoint`]: [`Endpoint`], the server URL plus per-request headers (token, tenant).
 //! - [`transport`]: [`Transport`] — pooled HTTP/1.1 or h2c, or a [`SharedH2`] connection
 //!   many clients multiplex on.
-//! - [`rpc`]: [`RpcClient`], one JSON-RPC request per POST with the `_meta` envelope.
+//! - [`rpc`]: [`RpcClient`], one JSON-RPC request per POST with the `_meta` envelope — or,
+//!   [`RpcClient::era_2025`], in a 2025-era [`session`].
 //! - [`sse`]: [`SseReader`], SSE events from a streaming body.
 //! - [`message`]: [`ListenMessage`], what a listen stream says (with the fleet's event stamp).
 //! - [`capabilities`]: [`ServerCapabilities`], what `server/discover` announces.
@@ -48,6 +49,7 @@ pub mod listener;
 pub mod message;
 pub mod rediscovery;
 pub mod rpc;
+pub mod session;
 pub mod snapshot;
 pub mod sse;
 pub mod state;

@@ -108,6 +108,35 @@ impl ListenStream {
         }
     }
 
+    /// The 2025-era counterpart of [`ListenStream::open`]: a session (initialized if none),
+    /// `resources/subscribe` for each of `filter`'s URIs, then the session's `GET` stream.
+    /// That era has no acknowledgement; the honoured filter is what was asked for and the
+    /// session's capabilities advertise. A 404 (the session is gone) clears the session, so
+    /// the next attempt starts a new one.
+    pub async fn open_session(rpc: &RpcClient, filter: &SubscriptionFilter) -> Result<ListenStream, ClientError> {
+        let initialized = rpc.ensure_session().await?;
+        let capabilities = crate::capabilities::ServerCapabilities::from_discover(&initialized);
+        let honoured = filter.honoured(capabilities.listen_support());
+        for uri in &honoured.resource_subscriptions {
+            rpc.call("resources/subscribe", json!({"uri": uri})).await?;
+        }
+        let (parts, body) = rpc.get_stream().await?.into_parts();
+        if let Some(refused) = ClientError::from_auth_refusal(&parts) {
+            return Err(refused);
+        }
+        let is_sse =
+            parts.headers.get(header::CONTENT_TYPE).is_some_and(|v| v.as_bytes().starts_with(b"text/event-stream"));
+        if !is_sse || !parts.status.is_success() {
+            if parts.status == http::StatusCode::NOT_FOUND
+                && let Some(session) = rpc.session()
+            {
+                session.clear();
+            }
+            return Err(refusal(parts.status, body).await);
+        }
+        Ok(ListenStream { reader: SseReader::new(body), honoured, opened_at: Instant::now() })
+    }
+
     /// The filter the server honours (from the acknowledgement).
     pub fn honoured(&self) -> &SubscriptionFilter {
         &self.honoured
@@ -125,9 +154,14 @@ impl ListenStream {
 
     /// The next message (keep-alives are skipped); `None` when the stream ends. Cancel-safe.
     pub async fn next(&mut self) -> Result<Option<ListenMessage>, ClientError> {
-        match self.reader.next_message().await? {
-            Some(data) => ListenMessage::parse(&data).map(Some),
-            None => Ok(None),
+        loop {
+            match self.reader.next_message().await? {
+                // A data-less event (a 2025 GET stream's priming event, an id to resume
+                // from) says nothing.
+                Some(data) if data.trim().is_empty() => continue,
+                Some(data) => return ListenMessage::parse(&data).map(Some),
+                None => return Ok(None),
+            }
         }
     }
 }

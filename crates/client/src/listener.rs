@@ -169,7 +169,13 @@ impl Listener {
         let (rpc, filter, timeout) = (self.rpc.clone(), self.filter.clone(), self.options.open_timeout);
         Box::pin(async move {
             let id = json!(rpc.next_id());
-            tokio::time::timeout(timeout, ListenStream::open(&rpc, &id, &filter))
+            let open = async {
+                match rpc.session() {
+                    Some(_) => ListenStream::open_session(&rpc, &filter).await,
+                    None => ListenStream::open(&rpc, &id, &filter).await,
+                }
+            };
+            tokio::time::timeout(timeout, open)
                 .await
                 .map_err(|_| ClientError::Timeout { what: "listen open", after: timeout })?
         })

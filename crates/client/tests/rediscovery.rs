@@ -490,3 +490,41 @@ async fn prompts_resources_and_templates_are_watched_like_tools() {
     }
     node.shutdown().await;
 }
+
+#[tokio::test]
+async fn the_2025_era_runs_the_same_state_machine_over_a_session_and_its_get_stream() {
+    let server = server_with_tools(3);
+    let node = handler(server.clone(), 2).await;
+    let front = Front::start(&node).await;
+    let rpc = rpc(&front.url).era_2025();
+    let watcher = CatalogWatcher::new(rpc.clone(), rpc, options_for_tools());
+    let mut tools = watcher.states(ListKind::Tools).expect("tools are re-listed");
+    let _running = spawn(watcher, Counter::default());
+    until_fresh(&mut tools, 3).await;
+    add_tool(&server, "tool-new");
+    until_fresh(&mut tools, 4).await;
+    assert_eq!(front.count("initialize"), 1, "one session for discovery, lists and the stream");
+    assert_eq!((front.count("server/discover"), front.count("subscriptions/listen")), (0, 0), "no 2026 methods");
+    assert!(front.count("") >= 1, "the GET stream (a request without a JSON-RPC body)");
+    node.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_2025_session_the_server_ended_is_started_again() {
+    let (_, node, front) = fronted(2).await;
+    let rpc = rpc(&front.url).era_2025();
+    let first = fetch_snapshot(&rpc, ListKind::Tools, FetchOptions::default()).await.outcome.expect("snapshot");
+    let session = rpc.session().and_then(|s| s.id()).expect("a session");
+    let end = http::Request::delete(&front.url)
+        .header(mcp_fleet_client::session::SESSION_HEADER, &session)
+        .header("mcp-protocol-version", mcp_fleet_client::session::LEGACY_VERSION)
+        .body(http_body_util::Full::new(bytes::Bytes::new()))
+        .expect("request");
+    let ended = mcp_fleet_client::Transport::http1().send(end).await.expect("DELETE");
+    assert!(ended.status().is_success(), "{}", ended.status());
+    let again = fetch_snapshot(&rpc, ListKind::Tools, FetchOptions::default()).await.outcome.expect("snapshot");
+    assert_eq!(again.items, first.items);
+    assert_eq!(front.count("initialize"), 2, "the ended session was replaced");
+    assert_ne!(rpc.session().and_then(|s| s.id()), Some(session));
+    node.shutdown().await;
+}
