@@ -53,7 +53,9 @@ pub struct Snapshot {
     /// asking again (CACHE-1); `None` when it sent none.
     pub ttl_ms: Option<u64>,
     /// The server's `cacheScope` on the first page (`Private`: reusable only with these
-    /// credentials); `None` when it sent none.
+    /// credentials); `None` when it sent none. Reported, not acted on: a watcher holds one
+    /// authorization context and never shares a snapshot beyond it, which is all `private`
+    /// asks; a host that shares snapshots across users must check it.
     pub cache_scope: Option<CacheScope>,
 }
 

@@ -279,7 +279,9 @@ impl CatalogWatcher {
     }
 
     /// The contents of subscribed resource `uri` (one of the filter's
-    /// `resource_subscriptions`), re-read on each `resources/updated`.
+    /// `resource_subscriptions`), read on start and each reconnect and re-read on each
+    /// `resources/updated` (a server without `resources.subscribe` sends none: then only on
+    /// start and reconnect).
     pub fn resource(&self, uri: &str) -> Option<ResourceReceiver> {
         self.resources.iter().find(|r| r.uri == uri).map(|r| r.published.subscribe())
     }
