@@ -134,6 +134,9 @@ struct WatchedList {
     quiet: bool,
     /// Identifies the pending verification timer; older timers are ignored.
     verify_generation: u64,
+    /// Cancels the pending verification timer when a newer one replaces it (else every
+    /// install would leave a timer sleeping for up to `VerifyPolicy::max`).
+    verify_timer: Option<AbortHandle>,
     /// A debounce timer is pending.
     debouncing: bool,
 }
@@ -153,7 +156,7 @@ enum Work {
         covers: u64,
         report: FetchReport,
     },
-    /// A fetch was aborted (its connection was replaced): nothing to do.
+    /// A fetch was aborted (its connection was replaced) or a timer replaced: nothing to do.
     Cancelled,
     DiscoverDue {
         generation: u64,
@@ -231,6 +234,8 @@ pub struct CatalogWatcher {
     capabilities: Option<ServerCapabilities>,
     /// Identifies the pending re-discover timer; older timers are ignored.
     discover_generation: u64,
+    /// Cancels the pending re-discover timer when it is replaced.
+    discover_timer: Option<AbortHandle>,
 }
 
 impl std::fmt::Debug for CatalogWatcher {
@@ -265,6 +270,7 @@ impl CatalogWatcher {
             work: FuturesUnordered::new(),
             capabilities: None,
             discover_generation: 0,
+            discover_timer: None,
         }
     }
 
@@ -396,11 +402,11 @@ impl CatalogWatcher {
     fn schedule_discover(&mut self, ttl_ms: Option<u64>) {
         let Some(interval) = self.options.verify.interval(ttl_ms, false) else { return };
         self.discover_generation += 1;
-        let generation = self.discover_generation;
-        self.work.push(Box::pin(async move {
-            tokio::time::sleep(interval).await;
-            Work::DiscoverDue { generation }
-        }));
+        let (due, handle) = timer(interval, Work::DiscoverDue { generation: self.discover_generation });
+        if let Some(replaced) = self.discover_timer.replace(handle) {
+            replaced.abort();
+        }
+        self.work.push(due);
     }
 
     fn discover_now(&mut self) {
@@ -598,8 +604,11 @@ impl CatalogWatcher {
     }
 
     /// A snapshot was installed (or re-confirmed): publish it and schedule its verification.
-    fn installed(&mut self, list: usize, snapshot: Arc<Snapshot>) {
+    fn installed(&mut self, list: usize, fetched: Arc<Snapshot>) {
         let entry = &mut self.lists[list];
+        // What the state machine holds (a fetch covering less than the installed one is
+        // not installed).
+        let snapshot = entry.state.snapshot().cloned().unwrap_or(fetched);
         entry.published.send_if_modified(|held| {
             let changed = held.as_ref().map(|s| &s.revision) != Some(&snapshot.revision);
             *held = Some(snapshot.clone());
@@ -618,11 +627,11 @@ impl CatalogWatcher {
         let interval = self.options.verify.interval(snapshot.ttl_ms, entry.mode == Mode::Notified);
         if let Some(interval) = interval {
             entry.verify_generation += 1;
-            let generation = entry.verify_generation;
-            self.work.push(Box::pin(async move {
-                tokio::time::sleep(interval).await;
-                Work::VerifyDue { list, generation }
-            }));
+            let (due, handle) = timer(interval, Work::VerifyDue { list, generation: entry.verify_generation });
+            if let Some(replaced) = entry.verify_timer.replace(handle) {
+                replaced.abort();
+            }
+            self.work.push(due);
         }
     }
 
@@ -783,6 +792,7 @@ impl WatchedList {
             running: None,
             quiet: false,
             verify_generation: 0,
+            verify_timer: None,
             debouncing: false,
         }
     }
@@ -806,6 +816,19 @@ impl WatchedResource {
     fn new(uri: &str) -> WatchedResource {
         WatchedResource { uri: uri.to_owned(), state: Rediscovery::new(), published: watch::channel(None).0 }
     }
+}
+
+/// A timer yielding `work` after `after`, cancellable through the handle (then it yields
+/// [`Work::Cancelled`] at once).
+fn timer(after: Duration, work: Work) -> (WorkFuture, AbortHandle) {
+    let (sleep, handle) = abortable(tokio::time::sleep(after));
+    let due = Box::pin(async move {
+        match sleep.await {
+            Ok(()) => work,
+            Err(_aborted) => Work::Cancelled,
+        }
+    });
+    (due, handle)
 }
 
 /// The listener's next event; pending forever without a listener (polling only).
