@@ -22,7 +22,9 @@ use bytes::Bytes;
 use http::{Method, Request, Response, StatusCode, header};
 use http_body_util::{BodyExt, Full, Limited};
 use hyper::body::Incoming;
-use mcp_fleet_client::{ClientError, Endpoint, ListKind, ListenMessage, ListenerOptions, Observer, Transport};
+use mcp_fleet_client::{
+    ClientError, Endpoint, ListKind, ListenMessage, ListenerOptions, Observer, SubscriptionFilter, Transport,
+};
 use mcp_fleet_protocol::sse::{SseDecoder, SseEvent};
 use serde_json::{Value, json};
 
@@ -271,12 +273,8 @@ impl LegacyClient {
 }
 
 /// What a GET stream hears: every list (the era has no filter).
-fn honoured() -> Value {
-    let mut honoured = serde_json::Map::new();
-    for kind in ListKind::ALL {
-        honoured.insert(kind.filter_field().to_owned(), Value::Bool(true));
-    }
-    Value::Object(honoured)
+fn honoured() -> SubscriptionFilter {
+    mcp_fleet_client::listen::filter_for(&ListKind::ALL)
 }
 
 /// A whole body of at most [`MAX_REPLY_BYTES`], within `after`.
@@ -461,7 +459,7 @@ mod tests {
     fn a_stream_hears_every_list() {
         let h = honoured();
         for kind in ListKind::ALL {
-            assert_eq!(h[kind.filter_field()], true);
+            assert!(mcp_fleet_client::listen::follows(&h, kind), "{kind:?}");
         }
     }
 }

@@ -20,8 +20,8 @@ use std::time::Duration;
 
 use hdrhistogram::Histogram;
 use mcp_fleet_client::{
-    CatalogWatcher, Endpoint, ListenFilter, ReconnectPolicy, RequestTiming, RpcClient, SharedH2, Transport,
-    WatcherOptions,
+    CatalogWatcher, Endpoint, ReconnectPolicy, RequestTiming, RpcClient, SharedH2, SubscriptionFilter, Transport,
+    VerifyPolicy, WatcherOptions,
 };
 use tokio::sync::{Semaphore, watch};
 use tokio::task::JoinHandle;
@@ -220,8 +220,21 @@ impl Loader {
                 spec.keys.iter().filter_map(|k| if let Key::Uri(n) = k { Some(uri(*n)) } else { None }).collect();
             let client = match plan.era {
                 Era::V2026 => {
-                    let filter = ListenFilter { resource_uris: uris, ..ListenFilter::for_lists(&plan.lists()) };
-                    let mut options = WatcherOptions { filter, relist: lists.clone(), ..Default::default() };
+                    let filter = SubscriptionFilter {
+                        resource_subscriptions: uris,
+                        ..mcp_fleet_client::listen::filter_for(&plan.lists())
+                    };
+                    // The load tester measures the listen stream itself, as it always has: no
+                    // discover round trip, no periodic re-verification, and the subscribed
+                    // URIs' `resources/updated` are counted, not re-read.
+                    let mut options = WatcherOptions {
+                        filter,
+                        relist: lists.clone(),
+                        discover: false,
+                        verify: VerifyPolicy::OFF,
+                        read_resources: false,
+                        ..Default::default()
+                    };
                     options.listener.idle_timeout = idle_timeout;
                     let requests = RpcClient::new(requests, endpoint.clone()).with_gate(connections.gate.clone());
                     SimulatedClient::Listen(CatalogWatcher::new(RpcClient::new(listen, endpoint), requests, options))

@@ -11,8 +11,9 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use mcp_fleet_client::{ClientError, EventStamp, ListKind, Notification, Observer, RequestTiming, Snapshot, Target};
-use serde_json::Value;
+use mcp_fleet_client::{
+    ClientError, EventStamp, ListKind, Notification, Observer, RequestTiming, Snapshot, SubscriptionFilter, Target,
+};
 use tokio::sync::OwnedSemaphorePermit;
 
 use crate::loader::LoaderShared;
@@ -70,12 +71,12 @@ impl Probe {
 }
 
 impl Observer for Probe {
-    fn on_connected(&mut self, honoured: &Value, reconnect: bool) {
+    fn on_connected(&mut self, honoured: &SubscriptionFilter, reconnect: bool) {
         let at_us = self.shared.clock.now_us();
         if !reconnect && let Some((started, _)) = &self.opening {
             self.shared.record_open(started.elapsed());
         }
-        if self.lists.iter().any(|k| honoured.get(k.filter_field()) != Some(&Value::Bool(true))) {
+        if self.lists.iter().any(|k| !mcp_fleet_client::listen::follows(honoured, *k)) {
             self.shared.counters.unhonoured.fetch_add(1, Ordering::Relaxed);
         }
         self.shared.with_slot(self.slot, |s| {

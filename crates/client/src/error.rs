@@ -1,8 +1,9 @@
 //! [`ClientError`]: every way talking to an MCP endpoint can fail, one enum for the crate.
 //!
-//! The variants separate what a caller reacts to differently: a connection problem (retry
-//! with backoff), an HTTP status or JSON-RPC error from the server (the server said no), a
-//! protocol violation (the server said something this client cannot use), and a timeout.
+//! The variants separate what a caller reacts to differently; [`ClientError::class`] folds
+//! them into the three [`ErrorClass`]es a host acts on, each with one action: stop and
+//! surface (`unauthorized`), change mode (a method the server no longer has), or retry with
+//! backoff (everything transient).
 
 use std::time::Duration;
 
@@ -40,6 +41,23 @@ pub enum ClientError {
     /// Reading the response body failed.
     #[error("response body error: {0}")]
     Body(BoxError),
+    /// The server refused the credentials (401) or the permission (403). Retrying with the
+    /// same token cannot help: the host must get a new one.
+    #[error("unauthorized (HTTP {status}): {challenge}")]
+    Unauthorized {
+        /// 401 or 403.
+        status: http::StatusCode,
+        /// The `WWW-Authenticate` challenge, empty when the server sent none.
+        challenge: String,
+    },
+    /// A fetched list cannot replace the previous one: duplicate names, a malformed entry.
+    #[error("invalid {list}: {reason}")]
+    InvalidList {
+        /// The list method.
+        list: &'static str,
+        /// What is wrong with it.
+        reason: String,
+    },
     /// The server answered with an HTTP status this client cannot use.
     #[error("HTTP {status}: {body}")]
     Status {
@@ -84,13 +102,66 @@ pub enum ClientError {
     StreamLost(&'static str),
 }
 
+/// What a host does about an error (see [`ClientError::class`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorClass {
+    /// 401/403: stop every request with these credentials and surface `unauthorized`.
+    Unauthorized,
+    /// `-32601`: the server does not (or no longer) answer this method — change mode (poll
+    /// instead of listening; give up on a list that cannot be read) instead of retrying.
+    MethodNotFound,
+    /// Anything else: the connection, a timeout, a server error, a list changing underneath,
+    /// a bad answer — keep what is held and retry with backoff.
+    Transient,
+}
+
 impl ClientError {
+    /// The error for a 401/403 response head, `None` for any other status.
+    pub fn from_auth_refusal(parts: &http::response::Parts) -> Option<ClientError> {
+        if !matches!(parts.status, http::StatusCode::UNAUTHORIZED | http::StatusCode::FORBIDDEN) {
+            return None;
+        }
+        let challenge = parts.headers.get(http::header::WWW_AUTHENTICATE).and_then(|v| v.to_str().ok());
+        Some(ClientError::Unauthorized { status: parts.status, challenge: challenge.unwrap_or_default().to_owned() })
+    }
+
+    /// Which action this error calls for.
+    ///
+    /// ```
+    /// use mcp_fleet_client::{ClientError, ErrorClass};
+    /// let gone = ClientError::Rpc { code: -32601, message: "Method not found".into(), data: None };
+    /// assert_eq!(gone.class(), ErrorClass::MethodNotFound);
+    /// assert_eq!(ClientError::StreamLost("eof").class(), ErrorClass::Transient);
+    /// ```
+    pub fn class(&self) -> ErrorClass {
+        match self {
+            ClientError::Unauthorized { .. } => ErrorClass::Unauthorized,
+            ClientError::Rpc { code: -32601, .. } => ErrorClass::MethodNotFound,
+            _ => ErrorClass::Transient,
+        }
+    }
+
     /// The JSON-RPC error code, when the server answered with one.
     pub fn rpc_code(&self) -> Option<i64> {
         match self {
             ClientError::Rpc { code, .. } => Some(*code),
             _ => None,
         }
+    }
+
+    /// Whether the server could not be reached at all (no connection, the connection
+    /// broke, no answer in time, the stream went away): a host shows its lists
+    /// `unavailable` rather than `stale`.
+    pub fn is_unreachable(&self) -> bool {
+        matches!(
+            self,
+            ClientError::Connect { .. }
+                | ClientError::Http(_)
+                | ClientError::Pool(_)
+                | ClientError::Body(_)
+                | ClientError::Timeout { .. }
+                | ClientError::StreamLost(_)
+        )
     }
 
     /// Whether this is the server's "cursor from an older revision" refusal (`-32602` with
@@ -103,7 +174,8 @@ impl ClientError {
     }
 
     /// A short stable label for counting errors by kind (`connect`, `http`, `status`, `rpc`,
-    /// `protocol`, `unstable`, `timeout`, `stream-lost`, `endpoint`, `body`).
+    /// `protocol`, `unstable`, `timeout`, `stream-lost`, `endpoint`, `body`, `unauthorized`,
+    /// `invalid-list`).
     pub fn kind(&self) -> &'static str {
         match self {
             ClientError::InvalidEndpoint { .. } => "endpoint",
@@ -111,6 +183,8 @@ impl ClientError {
             ClientError::Http(_) | ClientError::Pool(_) => "http",
             ClientError::Body(_) => "body",
             ClientError::Status { .. } => "status",
+            ClientError::Unauthorized { .. } => "unauthorized",
+            ClientError::InvalidList { .. } => "invalid-list",
             ClientError::Rpc { .. } => "rpc",
             ClientError::Protocol(_) => "protocol",
             ClientError::Unstable { .. } => "unstable",

@@ -1,98 +1,57 @@
-//! [`ListKind`]: the four paginated lists of MCP 2026-07-28 and how each is named on the wire
-//! (its method, its result field, the listen filter field and notification that invalidate it).
+//! The four paginated lists are the protocol crate's [`ListKind`] (one spelling of their wire
+//! names for server and client alike); this module adds only what a host needs on top: the
+//! short names a command line uses, and which list a `list_changed` notification invalidates.
+//!
+//! Which lists a listen filter follows is [`listen`](crate::listen)'s.
 
-/// One paginated list a host keeps a snapshot of.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum ListKind {
-    /// `tools/list`.
-    Tools,
-    /// `prompts/list`.
-    Prompts,
-    /// `resources/list`.
-    Resources,
-    /// `resources/templates/list`.
-    ResourceTemplates,
+pub use mcp_fleet_protocol::ListKind;
+
+/// Short name: `tools`, `prompts`, `resources`, `templates`.
+///
+/// ```
+/// use mcp_fleet_client::{ListKind, list};
+/// assert_eq!(list::short_name(ListKind::ResourceTemplates), "templates");
+/// assert_eq!(list::parse_short_name("prompts"), Some(ListKind::Prompts));
+/// ```
+pub fn short_name(kind: ListKind) -> &'static str {
+    match kind {
+        ListKind::Tools => "tools",
+        ListKind::Prompts => "prompts",
+        ListKind::Resources => "resources",
+        ListKind::ResourceTemplates => "templates",
+    }
 }
 
-impl ListKind {
-    /// Every list, in a fixed order.
-    pub const ALL: [ListKind; 4] =
-        [ListKind::Tools, ListKind::Prompts, ListKind::Resources, ListKind::ResourceTemplates];
+/// The list a short name (see [`short_name`]) names.
+pub fn parse_short_name(name: &str) -> Option<ListKind> {
+    ListKind::ALL.into_iter().find(|k| short_name(*k) == name)
+}
 
-    /// The JSON-RPC method that reads one page.
-    pub fn method(self) -> &'static str {
-        match self {
-            ListKind::Tools => "tools/list",
-            ListKind::Prompts => "prompts/list",
-            ListKind::Resources => "resources/list",
-            ListKind::ResourceTemplates => "resources/templates/list",
-        }
-    }
+/// The list a `notifications/*/list_changed` method announces (`Resources` for the resources
+/// notification, which also invalidates [`ListKind::ResourceTemplates`]).
+pub fn notified_list(method: &str) -> Option<ListKind> {
+    ListKind::ANNOUNCED.into_iter().find(|k| k.list_changed() == method)
+}
 
-    /// The result field holding the page's items.
-    pub fn result_key(self) -> &'static str {
-        match self {
-            ListKind::Tools => "tools",
-            ListKind::Prompts => "prompts",
-            ListKind::Resources => "resources",
-            ListKind::ResourceTemplates => "resourceTemplates",
-        }
-    }
-
-    /// The `subscriptions/listen` filter field whose notification invalidates this list
-    /// (templates have no notification of their own: `resources/list_changed` covers both).
-    pub fn filter_field(self) -> &'static str {
-        match self {
-            ListKind::Tools => "toolsListChanged",
-            ListKind::Prompts => "promptsListChanged",
-            ListKind::Resources | ListKind::ResourceTemplates => "resourcesListChanged",
-        }
-    }
-
-    /// The list a `notifications/*/list_changed` method names (`Resources` for the resources
-    /// notification, which also invalidates [`ListKind::ResourceTemplates`]).
-    pub fn from_notification(method: &str) -> Option<ListKind> {
-        match method {
-            "notifications/tools/list_changed" => Some(ListKind::Tools),
-            "notifications/prompts/list_changed" => Some(ListKind::Prompts),
-            "notifications/resources/list_changed" => Some(ListKind::Resources),
-            _ => None,
-        }
-    }
-
-    /// Whether a `list_changed` notification for `notified` invalidates this list.
-    pub fn is_invalidated_by(self, notified: ListKind) -> bool {
-        self == notified || (self == ListKind::ResourceTemplates && notified == ListKind::Resources)
-    }
-
-    /// Short name: `tools`, `prompts`, `resources`, `templates`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ListKind::Tools => "tools",
-            ListKind::Prompts => "prompts",
-            ListKind::Resources => "resources",
-            ListKind::ResourceTemplates => "templates",
-        }
-    }
-
-    /// Parse a short name (see [`ListKind::as_str`]).
-    pub fn parse(name: &str) -> Option<ListKind> {
-        ListKind::ALL.into_iter().find(|k| k.as_str() == name)
-    }
+/// Whether a `list_changed` announcing `notified` invalidates `kind`.
+pub fn is_invalidated_by(kind: ListKind, notified: ListKind) -> bool {
+    kind.announced_as() == notified
 }
 
 #[cfg(test)]
 mod tests {
-    use super::ListKind;
+    use super::*;
 
     #[test]
     fn resources_list_changed_invalidates_resources_and_templates_only() {
-        let notified = ListKind::from_notification("notifications/resources/list_changed").unwrap();
-        let hit: Vec<_> = ListKind::ALL.into_iter().filter(|k| k.is_invalidated_by(notified)).collect();
+        let notified = notified_list("notifications/resources/list_changed");
+        assert_eq!(notified, Some(ListKind::Resources));
+        let hit: Vec<_> =
+            ListKind::ALL.into_iter().filter(|k| notified.is_some_and(|n| is_invalidated_by(*k, n))).collect();
         assert_eq!(hit, [ListKind::Resources, ListKind::ResourceTemplates]);
-        assert_eq!(ListKind::from_notification("notifications/resources/updated"), None);
+        assert_eq!(notified_list("notifications/resources/updated"), None);
         for k in ListKind::ALL {
-            assert_eq!(ListKind::parse(k.as_str()), Some(k));
+            assert_eq!(parse_short_name(short_name(k)), Some(k));
         }
     }
 }

@@ -11,12 +11,13 @@ use std::future::Future;
 use std::pin::Pin;
 use std::time::{Duration, Instant};
 
-use serde_json::{Value, json};
+use mcp_fleet_protocol::SubscriptionFilter;
+use serde_json::json;
 use tokio::time::Sleep;
 
 use crate::backoff::ReconnectPolicy;
 use crate::error::ClientError;
-use crate::listen::{ListenFilter, ListenStream};
+use crate::listen::ListenStream;
 use crate::message::{ListenMessage, Notification};
 use crate::rpc::RpcClient;
 
@@ -26,13 +27,21 @@ pub enum ListenEvent {
     /// A stream is open and acknowledged. After a reconnect, notifications sent while the
     /// client was away are lost: a host must re-list everything it follows.
     Connected {
-        /// The honoured filter from the acknowledgement.
-        honoured: Value,
+        /// The honoured filter from the acknowledgement (LSTN-4): what the server will
+        /// actually send, possibly less than was asked for.
+        honoured: SubscriptionFilter,
         /// Whether an earlier stream of this listener was open before.
         reconnect: bool,
     },
     /// A change notification.
     Changed(Notification),
+    /// A message that is not a listen message this client can read was dropped (and
+    /// counted, [`Listener::malformed_frames`]); the stream stays open. Tearing it down would
+    /// force a full re-list for one bad frame.
+    Malformed {
+        /// Why it could not be read.
+        reason: String,
+    },
     /// The stream ended or could not be opened; the listener reconnects after `retry_in`.
     Disconnected {
         /// Why; `None` when the server closed the stream gracefully (LSTN-13).
@@ -79,11 +88,12 @@ enum State {
 /// A self-reconnecting listen stream.
 pub struct Listener {
     rpc: RpcClient,
-    filter: ListenFilter,
+    filter: SubscriptionFilter,
     options: ListenerOptions,
     state: State,
     failures: u32,
     connected_before: bool,
+    malformed: u64,
 }
 
 impl std::fmt::Debug for Listener {
@@ -95,8 +105,26 @@ impl std::fmt::Debug for Listener {
 impl Listener {
     /// A listener for `filter` through `rpc`; it connects on the first
     /// [`Listener::next_event`].
-    pub fn new(rpc: RpcClient, filter: ListenFilter, options: ListenerOptions) -> Listener {
-        Listener { rpc, filter, options, state: State::Waiting(None), failures: 0, connected_before: false }
+    pub fn new(rpc: RpcClient, filter: SubscriptionFilter, options: ListenerOptions) -> Listener {
+        Listener {
+            rpc,
+            filter,
+            options,
+            state: State::Waiting(None),
+            failures: 0,
+            connected_before: false,
+            malformed: 0,
+        }
+    }
+
+    /// The filter asked for.
+    pub fn filter(&self) -> &SubscriptionFilter {
+        &self.filter
+    }
+
+    /// Messages dropped as unreadable so far, over every stream of this listener.
+    pub fn malformed_frames(&self) -> u64 {
+        self.malformed
     }
 
     /// The next event; never ends (it reconnects forever). Cancel-safe.
@@ -125,6 +153,11 @@ impl Listener {
                             return self.failed(Some(ClientError::Rpc { code, message, data: None }), Some(opened_at));
                         }
                         Ok(ListenMessage::Acknowledged { .. } | ListenMessage::Other) => continue,
+                        // Only parsing a message yields a protocol error here: drop the frame.
+                        Err(ClientError::Protocol(reason)) => {
+                            self.malformed += 1;
+                            return ListenEvent::Malformed { reason };
+                        }
                         Err(error) => return self.failed(Some(error), Some(opened_at)),
                     }
                 }
@@ -136,7 +169,13 @@ impl Listener {
         let (rpc, filter, timeout) = (self.rpc.clone(), self.filter.clone(), self.options.open_timeout);
         Box::pin(async move {
             let id = json!(rpc.next_id());
-            tokio::time::timeout(timeout, ListenStream::open(&rpc, &id, &filter))
+            let open = async {
+                match rpc.session() {
+                    Some(_) => ListenStream::open_session(&rpc, &filter).await,
+                    None => ListenStream::open(&rpc, &id, &filter).await,
+                }
+            };
+            tokio::time::timeout(timeout, open)
                 .await
                 .map_err(|_| ClientError::Timeout { what: "listen open", after: timeout })?
         })

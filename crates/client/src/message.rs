@@ -161,9 +161,11 @@ impl ListenMessage {
             Some(p) => (p.uri, stamp_of(p.meta.and_then(|m| m.event))),
             None => (None, EventStamp::Unstamped),
         };
-        let target = match (ListKind::from_notification(&method), uri) {
+        let target = match (crate::list::notified_list(&method), uri) {
             (Some(kind), _) => Target::List(kind),
-            (None, Some(uri)) if method == "notifications/resources/updated" => Target::Resource(uri.into_owned()),
+            (None, Some(uri)) if method == mcp_fleet_protocol::methods::RESOURCE_UPDATED => {
+                Target::Resource(uri.into_owned())
+            }
             _ => return Ok(ListenMessage::Other),
         };
         Ok(ListenMessage::Changed(Notification { target, stamp }))

@@ -124,6 +124,31 @@ impl<T> Rediscovery<T> {
         self.start()
     }
 
+    /// The connection the running fetch (if any) uses is gone — a reconnect: forget that
+    /// fetch and start one at once covering everything heard, the reconnect included. The
+    /// old fetch's result, should it still arrive, is ignored.
+    ///
+    /// ```
+    /// use mcp_fleet_client::rediscovery::{Action, Rediscovery};
+    /// let mut list = Rediscovery::<u32>::new();
+    /// assert_eq!(list.on_change(), Action::Fetch { covers: 1 });
+    /// assert_eq!(list.restart(), Action::Fetch { covers: 2 });
+    /// assert_eq!(list.on_fetched(1, 10), Action::Idle); // the cancelled fetch
+    /// assert_eq!(list.snapshot(), None);
+    /// ```
+    pub fn restart(&mut self) -> Action {
+        self.heard += 1;
+        self.start()
+    }
+
+    /// Stop re-reading this list (it cannot be read: unauthorized, or the method is gone):
+    /// no fetch is in flight any more and pending retries are void. The snapshot is kept.
+    pub fn abandon(&mut self) {
+        self.in_flight = None;
+        self.dirty = false;
+        self.retry_token = None;
+    }
+
     /// The installed snapshot (kept across failed fetches).
     pub fn snapshot(&self) -> Option<&T> {
         self.snapshot.as_ref()

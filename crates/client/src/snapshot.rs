@@ -9,11 +9,13 @@
 use std::time::{Duration, Instant};
 
 use mcp_fleet_protocol::cursor::{content_revision, revision_hex};
+use mcp_fleet_protocol::types::CacheScope;
 use serde_json::{Value, json};
 
 use crate::error::ClientError;
 use crate::list::ListKind;
 use crate::rpc::RpcClient;
+use crate::validate::validate_list;
 
 /// The `_meta` key under which a page names its list's content revision.
 pub const CATALOG_META_KEY: &str = mcp_fleet_protocol::envelope::CATALOG_KEY;
@@ -47,6 +49,14 @@ pub struct Snapshot {
     pub revision: Revision,
     /// Pages read for the snapshot that was kept (restarts not counted).
     pub pages: u32,
+    /// The server's `ttlMs` on the first page: how long the list may be reused without
+    /// asking again (CACHE-1); `None` when it sent none.
+    pub ttl_ms: Option<u64>,
+    /// The server's `cacheScope` on the first page (`Private`: reusable only with these
+    /// credentials); `None` when it sent none. Reported, not acted on: a watcher holds one
+    /// authorization context and never shares a snapshot beyond it, which is all `private`
+    /// asks; a host that shares snapshots across users must check it.
+    pub cache_scope: Option<CacheScope>,
 }
 
 /// Limits of one snapshot fetch.
@@ -82,16 +92,20 @@ pub struct FetchReport {
     pub requests: Vec<RequestTiming>,
 }
 
-/// Read every page of `kind` through `rpc` into one consistent [`Snapshot`].
+/// Read every page of `kind` through `rpc` into one consistent [`Snapshot`], checked by
+/// [`validate_list`] before it is returned.
 pub async fn fetch_snapshot(rpc: &RpcClient, kind: ListKind, options: FetchOptions) -> FetchReport {
     let mut requests = Vec::new();
     let mut restarts = 0;
     loop {
         match read_all_pages(rpc, kind, options, &mut requests).await {
-            Ok(Pass::Complete(snapshot)) => return FetchReport { outcome: Ok(snapshot), requests },
+            Ok(Pass::Complete(snapshot)) => {
+                let outcome = validate_list(kind, &snapshot.items).map(|()| snapshot);
+                return FetchReport { outcome, requests };
+            }
             Ok(Pass::Changed) if restarts < options.max_restarts => restarts += 1,
             Ok(Pass::Changed) => {
-                let error = ClientError::Unstable { list: kind.method(), restarts };
+                let error = ClientError::Unstable { list: kind.method().as_str(), restarts };
                 return FetchReport { outcome: Err(error), requests };
             }
             Err(error) => return FetchReport { outcome: Err(error), requests },
@@ -115,13 +129,14 @@ async fn read_all_pages(
     let mut items = Vec::new();
     let mut server_revision: Option<String> = None;
     let mut cursor: Option<String> = None;
+    let mut hint = (None, None);
     for page_number in 1..=options.max_pages {
         let params = match &cursor {
             Some(c) => json!({"cursor": c}),
             None => json!({}),
         };
         let started = Instant::now();
-        let result = rpc.call(kind.method(), params).await;
+        let result = rpc.call(kind.method().as_str(), params).await;
         requests.push(RequestTiming { duration: started.elapsed(), ok: result.is_ok() });
         let mut page = match result {
             Ok(page) => page,
@@ -133,12 +148,15 @@ async fn read_all_pages(
             return Ok(Pass::Changed);
         }
         server_revision = page_revision;
+        if page_number == 1 {
+            hint = cache_hint(&page);
+        }
         match page.get_mut(kind.result_key()).map(Value::take) {
             Some(Value::Array(page_items)) => items.extend(page_items),
             _ => {
                 return Err(ClientError::Protocol(format!(
                     "{} page without a {} array",
-                    kind.method(),
+                    kind.method().as_str(),
                     kind.result_key()
                 )));
             }
@@ -146,13 +164,22 @@ async fn read_all_pages(
         cursor = match page.get("nextCursor") {
             None | Some(Value::Null) => {
                 let revision = revision_of(server_revision, &items);
-                return Ok(Pass::Complete(Snapshot { kind, items, revision, pages: page_number }));
+                let (ttl_ms, cache_scope) = hint;
+                let snapshot = Snapshot { kind, items, revision, pages: page_number, ttl_ms, cache_scope };
+                return Ok(Pass::Complete(snapshot));
             }
             Some(Value::String(next)) if cursor.as_deref() != Some(next.as_str()) => Some(next.clone()),
             Some(other) => return Err(ClientError::Protocol(format!("unusable nextCursor {other}"))),
         };
     }
-    Err(ClientError::Protocol(format!("{} has more than {} pages", kind.method(), options.max_pages)))
+    Err(ClientError::Protocol(format!("{} has more than {} pages", kind.method().as_str(), options.max_pages)))
+}
+
+/// A page's `ttlMs` and `cacheScope`, each when present and well-formed.
+fn cache_hint(page: &Value) -> (Option<u64>, Option<CacheScope>) {
+    let ttl = page.get("ttlMs").and_then(Value::as_u64);
+    let scope = page.get("cacheScope").and_then(|s| serde_json::from_value(s.clone()).ok());
+    (ttl, scope)
 }
 
 /// The server's revision of a page, if it names one.

@@ -11,7 +11,6 @@ use mcp_fleet_client::{
 };
 use mcp_fleet_server::types::{CallToolResult, Tool};
 use mcp_fleet_server::{HandlerOptions, McpHandler, McpServer, create_mcp_handler};
-use serde_json::Value;
 
 const WAIT: Duration = Duration::from_secs(10);
 
@@ -72,7 +71,7 @@ struct Seen {
 struct Recorder(Arc<Mutex<Seen>>);
 
 impl Observer for Recorder {
-    fn on_connected(&mut self, _honoured: &Value, reconnect: bool) {
+    fn on_connected(&mut self, _honoured: &mcp_fleet_client::SubscriptionFilter, reconnect: bool) {
         self.0.lock().expect("recorder").connects.push(reconnect);
     }
 

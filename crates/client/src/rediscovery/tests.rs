@@ -84,3 +84,29 @@ fn a_reconnect_is_heard_like_a_change() {
     list.on_fetched(2, "v2");
     assert_eq!(list.covered(), 2);
 }
+
+#[test]
+fn a_restart_replaces_the_running_fetch_and_ignores_its_result() {
+    let mut list = List::new();
+    list.on_change();
+    list.on_fetched(1, "v1");
+    assert_eq!(list.on_change(), Action::Fetch { covers: 2 }); // begun on the old connection
+    assert_eq!(list.restart(), Action::Fetch { covers: 3 }); // reconnected
+    assert_eq!(list.on_fetched(2, "old"), Action::Idle, "the cancelled fetch is ignored");
+    assert_eq!(list.snapshot(), Some(&"v1"));
+    assert_eq!(list.on_fetched(3, "v3"), Action::Idle);
+    assert_eq!((list.snapshot(), list.is_stale()), (Some(&"v3"), false));
+}
+
+#[test]
+fn an_abandoned_list_keeps_its_snapshot_and_voids_its_retry() {
+    let mut list = List::new();
+    list.on_change();
+    list.on_fetched(1, "v1");
+    list.on_change();
+    let Action::Retry { token, .. } = list.on_fetch_failed(2) else { panic!("retry expected") };
+    list.abandon();
+    assert_eq!(list.on_retry_due(token), Action::Idle);
+    assert!(!list.is_fetching());
+    assert_eq!(list.snapshot(), Some(&"v1"));
+}
