@@ -266,7 +266,7 @@ fn charts(out: &mut String, runs: &[Run<'_>]) {
     );
     figure(
         out,
-        "Publish → last stream, per event over the run (the slowest delivery of each publish)",
+        "Publish → last stream, per event over the run (its slowest delivery; a publish every stream got only coalesced into a later one has no point)",
         Chart {
             id: "fanout-over-time",
             x: XAxis::Linear("seconds into the event phase"),
