@@ -214,6 +214,41 @@ impl Default for Metrics {
             legacy: LegacyMetrics::default(),
             tasks: TaskMetrics::default(),
         }
+        .with_known_labels()
+    }
+}
+
+impl Metrics {
+    /// Create every series whose labels are known in advance, at 0. A series that appears
+    /// with its first increment loses that increment to `rate()` and `increase()`, and a
+    /// dashboard panel or alert on it reads "no data" instead of 0 (Prometheus' advice:
+    /// avoid missing metrics). Labels only traffic decides (method, status, version) still
+    /// appear with their first request.
+    fn with_known_labels(self) -> Self {
+        // `get_or_create` makes the series; the read guard it returns is dropped at once.
+        for reason in ["node_limit", "principal_limit", "deaf"] {
+            drop(self.listen_refused.get_or_create(&ReasonLabel { reason }));
+        }
+        for reason in ["replayed", "invalidated"] {
+            drop(self.legacy.resumes.get_or_create(&ReasonLabel { reason }));
+        }
+        let t = &self.tasks;
+        for status in TaskStatus::ALL {
+            let label = StatusLabel { status: status.as_str() };
+            if status.is_terminal() {
+                drop(t.finished.get_or_create(&label));
+                drop(t.duration.get_or_create(&label));
+            } else {
+                drop(t.running.get_or_create(&label));
+            }
+        }
+        for method in ["tasks/update", "tasks/cancel"] {
+            drop(t.routed.get_or_create(&MethodLabel { method }));
+        }
+        for why in crate::tasks::Orphaned::ALL {
+            drop(t.orphaned.get_or_create(&ReasonLabel { reason: why.label() }));
+        }
+        self
     }
 }
 
