@@ -152,6 +152,8 @@ def main():
     parser.add_argument("--screenshot", type=pathlib.Path, metavar="DIR")
     args = parser.parse_args()
     exe = shutil.which("chromium") or sys.exit("check-report: no chromium on PATH (apt-get install chromium)")
+    if args.screenshot:
+        args.screenshot.mkdir(parents=True, exist_ok=True)
     passed = failed = 0
     with tempfile.TemporaryDirectory(prefix="check-report-") as profile:
         browser = Browser(exe, profile)

@@ -10,8 +10,6 @@ use std::fmt::Write as _;
 
 use hdrhistogram::Histogram;
 
-use super::escape;
-
 /// Drawing area, in SVG user units (the element scales to the page width).
 const WIDTH: f64 = 640.0;
 const HEIGHT: f64 = 240.0;
@@ -230,6 +228,22 @@ fn short(v: f64) -> String {
     }
 }
 
+/// `text` with HTML's five special characters escaped, for element content and attributes.
+pub fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -272,6 +286,11 @@ mod tests {
         let thinned = thin(points);
         assert!(thinned.len() <= MAX_POINTS);
         assert!(thinned.iter().any(|p| p.1 == 50.0));
+    }
+
+    #[test]
+    fn text_from_the_report_is_escaped() {
+        assert_eq!(escape(r#"<a href="x">&'"#), "&lt;a href=&quot;x&quot;&gt;&amp;&#39;");
     }
 
     #[test]

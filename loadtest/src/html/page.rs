@@ -7,8 +7,7 @@
 
 use std::fmt::Write as _;
 
-use super::chart::{Chart, Series, XAxis, percentile_curve, thin};
-use super::escape;
+use super::chart::{Chart, Series, XAxis, escape, percentile_curve, thin};
 use crate::progress::ms;
 use crate::report::{EventPoint, Report, ShapeInput};
 use crate::results::histogram;
