@@ -13,10 +13,10 @@ use hdrhistogram::Histogram;
 /// Drawing area, in SVG user units (the element scales to the page width).
 const WIDTH: f64 = 640.0;
 const HEIGHT: f64 = 240.0;
-const LEFT: f64 = 60.0;
+const LEFT: f64 = 64.0;
 const RIGHT: f64 = 16.0;
 const TOP: f64 = 12.0;
-const BOTTOM: f64 = 40.0;
+const BOTTOM: f64 = 44.0;
 
 /// Series colours, in run order (distinguishable for the common colour blindnesses).
 pub const COLOURS: [&str; 6] = ["#2563eb", "#dc2626", "#059669", "#9333ea", "#d97706", "#0891b2"];

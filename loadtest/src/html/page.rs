@@ -31,7 +31,7 @@ td.num{font-variant-numeric:tabular-nums}.verdicts{display:flex;flex-wrap:wrap;g
 .pass{background:#15803d}.fail{background:#b91c1c}.verdict dl{display:grid;grid-template-columns:max-content max-content;gap:2px 16px;margin:0}\
 .verdict dd{margin:0;font-weight:600}.bad{color:#fecaca}.note{color:#555;font-style:italic}\
 figure{margin:0}.charts{display:grid;grid-template-columns:repeat(auto-fit,minmax(460px,1fr));gap:20px}figcaption{font-weight:600;margin-bottom:4px}svg.chart{width:100%;height:auto;background:#fff}\
-.axis{stroke:#333;fill:none}.grid{stroke:#eee}.tick{font-size:10px;fill:#444}.label{font-size:11px;fill:#222}\
+.axis{stroke:#333;fill:none}.grid{stroke:#eee}.tick{font-size:12px;fill:#444}.label{font-size:13px;fill:#222}\
 .series{fill:none;stroke-width:1.6}.legend{list-style:none;padding:0;margin:2px 0;display:flex;gap:16px}\
 .legend span{display:inline-block;width:12px;height:12px;margin-right:4px;vertical-align:-1px}";
 
