@@ -15,6 +15,8 @@
 #   4b. the security defaults (README, Security): the default render has the NetworkPolicy and
 #      an admin token; adminToken.enabled=false says MCP_FLEET_ADMIN_INSECURE explicitly
 #      (the node refuses a tokenless admin port beyond loopback otherwise);
+#   4c. the Grafana dashboard ConfigMap: not rendered by default, and when enabled labelled
+#      for the sidecar and carrying exactly deploy/grafana/mcp-fleet.json;
 #   5. the custom resources kubernetes-validate has no schema for (ServiceMonitor,
 #      PrometheusRule, HTTPRoute) against their CRD schemas from @kubernetes-models, and the
 #      PrometheusRule expressions with a PromQL parser (see check-deploy/validate-crds.mjs for
@@ -211,6 +213,34 @@ security_defaults() {
         -f "$chart/ci/catalog-configmap-values.yaml"
 }
 
+# The Grafana dashboard ConfigMap: absent by default; when enabled, labelled for the sidecar
+# and carrying exactly deploy/grafana/mcp-fleet.json (the file the node test checks against
+# /metrics), as JSON Grafana can load.
+grafana_dashboard() {
+    echo "== Grafana dashboard ConfigMap (grafanaDashboard)"
+    local out
+    out=$("$helm" template mcp "$chart" -n mcp --kube-version "$kube_oldest" 2>&1) || { not_ok "default render"; return; }
+    if grep -qF "grafana_dashboard" <<<"$out"; then not_ok "the default render has no dashboard"; else ok "the default render has no dashboard"; fi
+    if ! out=$("$helm" template mcp "$chart" -n mcp --kube-version "$kube_oldest" \
+        -f "$chart/ci/grafana-dashboard-values.yaml" --show-only templates/configmap-grafana-dashboard.yaml 2>&1); then
+        not_ok "grafanaDashboard.enabled renders"; echo "$out" | sed 's/^/       /'; return
+    fi
+    printf '%s\n' "$out" >"$work/dashboard-configmap.yaml"
+    if "$venv/bin/python" - "$work/dashboard-configmap.yaml" deploy/grafana/mcp-fleet.json <<'PY'
+import json, sys, yaml
+cm = yaml.safe_load(open(sys.argv[1]))
+assert cm["kind"] == "ConfigMap", cm["kind"]
+assert cm["metadata"]["labels"]["grafana_dashboard"] == "1", cm["metadata"]["labels"]
+assert cm["metadata"]["namespace"] == "monitoring"
+dashboard = json.loads(cm["data"]["mcp-fleet.json"])
+assert dashboard == json.load(open(sys.argv[2])), "the ConfigMap's dashboard differs from deploy/grafana/"
+assert dashboard["panels"], "no panels"
+PY
+    then ok "grafanaDashboard.enabled renders the labelled ConfigMap with deploy/grafana/mcp-fleet.json"
+    else not_ok "grafanaDashboard.enabled renders the labelled ConfigMap with deploy/grafana/mcp-fleet.json"
+    fi
+}
+
 validate() {
     echo "== Kubernetes schemas, strict (rendered variants and deploy/kubernetes)"
     local files=() out status=0
@@ -239,5 +269,6 @@ render_guards
 validate
 parity
 security_defaults
+grafana_dashboard
 echo "check-deploy: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -39,11 +39,33 @@ impl Era {
     }
 }
 
+/// Commands that need no nodes.
+#[derive(Debug, Clone, clap::Subcommand)]
+pub enum Command {
+    /// Render saved `--json` reports as one HTML page, side by side (before/after).
+    Report(ReportArgs),
+}
+
+/// `mcp-fleet-loadtest report A.json [B.json …] --html PATH`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct ReportArgs {
+    /// `--json` reports (schema `mcp-fleet-loadtest/1`); each is labelled by its file name.
+    #[arg(required = true)]
+    pub files: Vec<std::path::PathBuf>,
+    /// Where to write the page.
+    #[arg(long, required = true)]
+    pub html: std::path::PathBuf,
+}
+
 /// Fan-out load test of mcp-fleet nodes: many listen streams (optionally real re-listing
 /// clients), timed change events, verification, exact merged latency histograms.
 #[derive(Debug, Clone, Parser)]
-#[command(name = "mcp-fleet-loadtest", version, args_override_self = true)]
+#[command(name = "mcp-fleet-loadtest", version, args_override_self = true, args_conflicts_with_subcommands = true)]
 pub struct Args {
+    /// Instead of a run: render saved `--json` reports.
+    #[command(subcommand)]
+    pub command: Option<Command>,
+
     /// What to run.
     #[arg(long, value_enum, default_value = "fanout")]
     pub mode: Mode,
@@ -161,6 +183,9 @@ pub struct Args {
     /// Write the full result as JSON here (schema: loadtest/README.md).
     #[arg(long)]
     pub json: Option<std::path::PathBuf>,
+    /// Write the result as one self-contained HTML page here (charts inline, no network).
+    #[arg(long)]
+    pub html: Option<std::path::PathBuf>,
     /// Fork this many loader processes (re-exec of this binary), each under the file limit,
     /// and merge their histograms exactly. 0 = load from this process.
     #[arg(long, default_value_t = 0)]

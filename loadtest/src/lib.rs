@@ -12,7 +12,8 @@
 //! - [`deliveries`], [`convergence`]: delivery latency and time to convergence.
 //! - [`publish`]: admin or bus publishing, in the three load shapes.
 //! - [`metrics`], [`procfs`]: the nodes' own counters, CPU and memory.
-//! - [`results`], [`report`], [`table`], [`hist`], [`progress`], [`clock`]: figures and their output.
+//! - [`results`], [`report`], [`table`], [`hist`], [`progress`], [`clock`]: figures and their output;
+//!   [`html`]: the self-contained HTML report (`--html`, `report … --html`).
 //! - [`limit`]: the machine's raw fan-out limit, measured in the same run.
 //!
 //! ```no_run
@@ -34,6 +35,7 @@ pub mod convergence;
 pub mod deliveries;
 pub mod error;
 pub mod hist;
+pub mod html;
 pub mod legacy;
 pub mod limit;
 pub mod loader;

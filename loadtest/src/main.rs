@@ -1,12 +1,13 @@
 //! The `mcp-fleet-loadtest` binary: parse the command line, raise the file limit, run the
-//! asked mode, print the table, write `--json`, exit 1 when `--verify` found a loss (2 on
-//! errors). Everything else lives in the library.
+//! asked mode (or render saved reports: `report`), print the table, write `--json` and
+//! `--html`, exit 1 when `--verify` found a loss (2 on errors). Everything else lives in the
+//! library.
 
 use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::Parser;
-use mcp_fleet_loadtest::args::{Args, Mode};
+use mcp_fleet_loadtest::args::{Args, Command, Mode};
 use mcp_fleet_loadtest::error::LoadtestError;
 use mcp_fleet_loadtest::{limit, plan::Plan, raise_file_limit, worker};
 
@@ -23,6 +24,10 @@ async fn main() -> ExitCode {
 }
 
 async fn run(args: &Args) -> Result<ExitCode, LoadtestError> {
+    if let Some(Command::Report(report)) = &args.command {
+        mcp_fleet_loadtest::html::write_comparison(&report.files, &report.html)?;
+        return Ok(ExitCode::SUCCESS);
+    }
     let files = raise_file_limit()?;
     match args.mode {
         Mode::LimitWriter => {
@@ -46,6 +51,9 @@ async fn run(args: &Args) -> Result<ExitCode, LoadtestError> {
     print!("{}", report.table());
     if let Some(path) = &args.json {
         report.write_json(path)?;
+    }
+    if let Some(path) = &args.html {
+        report.write_html(path)?;
     }
     Ok(ExitCode::from(u8::try_from(report.exit_code()).unwrap_or(2)))
 }

@@ -11,7 +11,7 @@ use http::{Request, header};
 use http_body_util::{BodyExt, Empty};
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// The counters the report keeps, by their short name.
 const COUNTERS: [(&str, &str); 12] = [
@@ -33,7 +33,7 @@ const COUNTERS: [(&str, &str); 12] = [
 const LIST_METHODS: [&str; 4] = ["tools/list", "prompts/list", "resources/list", "resources/templates/list"];
 
 /// Selected counters of one node at one moment.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct NodeCounters {
     /// Counters by short name (see the JSON schema in `loadtest/README.md`).

@@ -3,10 +3,10 @@
 
 use std::collections::BTreeMap;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::args::Args;
-use crate::hist::{Summary, new_histogram, record};
+use crate::hist::{Summary, encode, new_histogram, record};
 use crate::metrics::NodeCounters;
 use crate::plan::Plan;
 use crate::publish::{PublishOutcome, Shape};
@@ -17,11 +17,11 @@ use crate::verify::{FrameCounts, LostExample};
 pub const SCHEMA: &str = "mcp-fleet-loadtest/1";
 
 /// Everything a run found.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Report {
     /// [`SCHEMA`].
-    pub schema: &'static str,
+    pub schema: String,
     /// Start of the run, ms since the Unix epoch.
     pub started_at_ms: u64,
     /// What was asked for.
@@ -34,18 +34,63 @@ pub struct Report {
     pub server: Option<ServerReport>,
     /// Each scraped node's counters.
     pub nodes: Vec<NodeReport>,
+    /// The exact histograms behind the summaries, for charts (absent in older files).
+    #[serde(default)]
+    pub histograms: Histograms,
+    /// Each accepted publish, in order, for charts over time (absent in older files).
+    #[serde(default)]
+    pub timeline: Vec<EventPoint>,
+}
+
+/// The run's latency histograms, exactly (HDR V2, base64; an empty string is an empty
+/// histogram): what the `…Us` summaries were computed from.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct Histograms {
+    /// Sent → frame arrived, every delivery.
+    pub delivery_latency_us: String,
+    /// Per publish: sent → the last stream that got it.
+    pub fanout_us: String,
+    /// Sent → accepted, per publish.
+    pub publish_latency_us: String,
+    /// Per publish: sent → every client converged (`--relist`).
+    pub convergence_us: String,
+    /// Per (client, publish): sent → that client converged (`--relist`).
+    pub client_convergence_us: String,
+    /// Re-list page requests after changes (`--relist`).
+    pub storm_request_us: String,
+}
+
+/// One accepted publish, for the charts over time.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EventPoint {
+    /// Sequence number.
+    pub seq: u64,
+    /// When it was sent, µs after the event phase began.
+    pub at_us: u64,
+    /// Sent → accepted, µs.
+    pub publish_us: u64,
+    /// Frames matched to it.
+    pub deliveries: u64,
+    /// Sent → the last stream that got it, µs (none: no stream got it).
+    pub last_stream_us: Option<u64>,
+    /// Sent → every client converged, µs (`--relist`; none: not converged).
+    pub converged_us: Option<u64>,
 }
 
 /// The run's inputs.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Inputs {
     /// The clients' protocol era: `2026` (listen streams) or `2025` (session GET streams).
-    pub era: &'static str,
+    /// Files written before `--era` existed are 2026's.
+    #[serde(default = "era_2026")]
+    pub era: String,
     /// MCP endpoints.
     pub urls: Vec<String>,
     /// `http1` or `h2c`.
-    pub protocol: &'static str,
+    pub protocol: String,
     /// Listen streams per h2c connection (0 on HTTP/1.1).
     pub h2_streams_per_conn: usize,
     /// Listen streams.
@@ -53,7 +98,7 @@ pub struct Inputs {
     /// Loader processes (0: the coordinator itself).
     pub workers: usize,
     /// `admin` or `bus`.
-    pub publish_via: &'static str,
+    pub publish_via: String,
     /// Admin addresses, or the bus backend.
     pub publish_targets: Vec<String>,
     /// The load shape.
@@ -79,7 +124,7 @@ pub struct Inputs {
 }
 
 /// The load shape as given.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", rename_all_fields = "camelCase", tag = "kind")]
 pub enum ShapeInput {
     /// `--events N --interval-ms I`.
@@ -106,7 +151,7 @@ pub enum ShapeInput {
 }
 
 /// Per-phase figures.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Phases {
     /// Opening the streams (and the first listing with `--relist`).
@@ -118,7 +163,7 @@ pub struct Phases {
 }
 
 /// Opening the streams.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct OpenPhase {
     /// Streams asked for.
@@ -136,7 +181,7 @@ pub struct OpenPhase {
 }
 
 /// Publishing and delivering.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct EventsPhase {
     /// Publishes accepted.
@@ -164,7 +209,7 @@ pub struct EventsPhase {
 }
 
 /// Re-list traffic of one phase, summarized.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RequestPhase {
     /// Page requests.
@@ -186,7 +231,7 @@ pub struct RequestPhase {
 }
 
 /// Re-listing clients.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RelistPhase {
     /// Each client's first listing.
@@ -204,7 +249,7 @@ pub struct RelistPhase {
 }
 
 /// The loss check.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct VerifyReport {
     /// Whether `--verify` was given (figures are computed either way).
@@ -232,7 +277,7 @@ pub struct VerifyReport {
 }
 
 /// The nodes' own cost (`--server-pid`).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ServerReport {
     /// The pids.
@@ -250,7 +295,7 @@ pub struct ServerReport {
 }
 
 /// One node's counters.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct NodeReport {
     /// `host:port` scraped.
@@ -290,15 +335,15 @@ impl Report {
     /// Assemble the report.
     pub fn build(args: &Args, plan: &Plan, shape: Shape, g: Gathered) -> Report {
         let r = &g.result;
+        let timeline = timeline(&g.published, r);
         let mut fanout = new_histogram();
         let mut convergence = new_histogram();
-        for p in &g.published.records {
-            let seq = p.seq as usize;
-            if let Some(d) = r.deliveries.get(seq).filter(|d| d.count > 0) {
-                record(&mut fanout, d.last_us.saturating_sub(p.sent_us));
+        for point in &timeline {
+            if let Some(us) = point.last_stream_us {
+                record(&mut fanout, us);
             }
-            if let Some(c) = r.convergence.get(seq).filter(|c| c.clients > 0 && c.last_us > 0) {
-                record(&mut convergence, c.last_us.saturating_sub(p.sent_us));
+            if let Some(us) = point.converged_us {
+                record(&mut convergence, us);
             }
         }
         let lost = r.verdict.lost;
@@ -313,7 +358,7 @@ impl Report {
             revisions: r.revisions.clone(),
         });
         Report {
-            schema: SCHEMA,
+            schema: SCHEMA.to_owned(),
             started_at_ms: g.started_us / 1000,
             inputs: inputs(args, plan, shape, g.publisher),
             phases: Phases {
@@ -354,7 +399,33 @@ impl Report {
             },
             server: g.server,
             nodes: g.nodes,
+            histograms: Histograms {
+                delivery_latency_us: r.delivery_latency.clone(),
+                fanout_us: encode(&fanout),
+                publish_latency_us: encode(&g.published.latency),
+                convergence_us: if args.relist { encode(&convergence) } else { String::new() },
+                client_convergence_us: r.client_convergence.clone(),
+                storm_request_us: r.relist.latency.clone(),
+            },
+            timeline,
         }
+    }
+
+    /// Read a report that [`write_json`](Report::write_json) wrote (schema [`SCHEMA`]).
+    pub fn read_json(path: &std::path::Path) -> Result<Report, crate::error::LoadtestError> {
+        let what = || format!("reading {}", path.display());
+        let bytes = std::fs::read(path).map_err(crate::error::LoadtestError::io(what()))?;
+        let report: Report = serde_json::from_slice(&bytes).map_err(|e| {
+            crate::error::LoadtestError::Usage(format!("{}: not a load-test report: {e}", path.display()))
+        })?;
+        if report.schema != SCHEMA {
+            return Err(crate::error::LoadtestError::Usage(format!(
+                "{}: schema {:?}, expected {SCHEMA:?}",
+                path.display(),
+                report.schema
+            )));
+        }
+        Ok(report)
     }
 
     /// Write the report as pretty JSON to `path`.
@@ -367,6 +438,33 @@ impl Report {
     pub fn exit_code(&self) -> i32 {
         if self.verify.enabled && !self.verify.passed { 1 } else { 0 }
     }
+}
+
+fn era_2026() -> String {
+    crate::args::Era::V2026.as_str().to_owned()
+}
+
+/// Each accepted publish with what its streams and clients made of it, in send order.
+fn timeline(published: &PublishOutcome, r: &LoaderResult) -> Vec<EventPoint> {
+    let mut points: Vec<EventPoint> = published
+        .records
+        .iter()
+        .map(|p| {
+            let seq = p.seq as usize;
+            let delivered = r.deliveries.get(seq).filter(|d| d.count > 0);
+            let converged = r.convergence.get(seq).filter(|c| c.clients > 0 && c.last_us > 0);
+            EventPoint {
+                seq: p.seq,
+                at_us: p.sent_us.saturating_sub(published.started_us),
+                publish_us: p.accepted_us.saturating_sub(p.sent_us),
+                deliveries: delivered.map(|d| d.count).unwrap_or_default(),
+                last_stream_us: delivered.map(|d| d.last_us.saturating_sub(p.sent_us)),
+                converged_us: converged.map(|c| c.last_us.saturating_sub(p.sent_us)),
+            }
+        })
+        .collect();
+    points.sort_by_key(|p| (p.at_us, p.seq));
+    points
 }
 
 fn summary(encoded: &str) -> Summary {
@@ -394,13 +492,13 @@ fn inputs(args: &Args, plan: &Plan, shape: Shape, publisher: (&'static str, Vec<
         Shape::Burst { n } => ShapeInput::Burst { events: n, concurrency: args.publish_concurrency },
     };
     Inputs {
-        era: plan.era.as_str(),
+        era: plan.era.as_str().to_owned(),
         urls: plan.urls.clone(),
-        protocol: if args.h2_streams_per_conn == 0 { "http1" } else { "h2c" },
+        protocol: if args.h2_streams_per_conn == 0 { "http1" } else { "h2c" }.to_owned(),
         h2_streams_per_conn: args.h2_streams_per_conn,
         streams: plan.streams,
         workers: args.workers,
-        publish_via: publisher.0,
+        publish_via: publisher.0.to_owned(),
         publish_targets: publisher.1,
         shape,
         mix: plan.mix.iter().map(|(k, w)| (k.as_str().to_owned(), *w)).collect(),

@@ -227,3 +227,88 @@ async fn fleet_cleanup(stream_key: &str) {
         let _: Result<(), _> = redis::cmd("DEL").arg(&keys).query_async(&mut conn).await;
     }
 }
+
+/// Where the HTML pages of [`the_html_report_of_real_runs_draws_every_chart`] are kept, for
+/// the headless browser check in `.ci/run` (`loadtest/scripts/check-report.py`).
+fn html_out(name: &str) -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(name)
+}
+
+/// The `<svg>` element with `id`, if the page has it.
+fn svg<'p>(page: &'p str, id: &str) -> Option<&'p str> {
+    let start = page.find(&format!("<svg class=\"chart\" id=\"{id}\""))?;
+    let end = page[start..].find("</svg>")? + start;
+    Some(&page[start..end])
+}
+
+/// How many points each series of a chart draws.
+fn series_points(svg: &str) -> Vec<usize> {
+    svg.split("data-points=\"").skip(1).filter_map(|s| s.split('"').next()?.parse().ok()).collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_html_report_of_real_runs_draws_every_chart() {
+    let (paced, burst) = (json_path("html-paced"), json_path("html-burst"));
+    let mut reports = Vec::new();
+    // Each run on a fleet of its own, as a before/after comparison would be.
+    for (json, shape) in
+        [(&paced, ["--events", "12", "--interval-ms", "20"]), (&burst, ["--burst", "12", "--publish-concurrency", "4"])]
+    {
+        let Some(fleet) = Fleet::start("html").await else { return };
+        let mut argv = fleet.args(json, &["--streams", "60"]);
+        argv.extend(shape.map(String::from));
+        let args = Args::parse_from(std::iter::once("mcp-fleet-loadtest".to_owned()).chain(argv));
+        let report = mcp_fleet_loadtest::run(&args, None).await.expect("run");
+        assert_clean_run(&report, json, 60, 12);
+        report.write_json(json).expect("write json");
+        reports.push(report);
+        fleet.stop().await;
+    }
+
+    // One run: the page a `--html` run writes.
+    let single = html_out("loadtest-report.html");
+    reports[0].write_html(&single).expect("write html");
+    let page = std::fs::read_to_string(&single).expect("read html");
+    assert!(page.starts_with("<!DOCTYPE html>") && page.trim_end().ends_with("</html>"));
+    assert!(page.contains("default-src 'none'"), "the page forbids itself any fetch");
+    for outside in ["<script", "<link", "<img", "src=", "url("] {
+        assert!(!page.contains(outside), "a self-contained page has no {outside}");
+    }
+    assert!(page.contains("class=\"verdict pass\""), "verification is shown as passed");
+    assert!(page.find("Verification") < page.find("Inputs"), "verification comes first");
+    let events = reports[0].timeline.len();
+    assert_eq!(events, 12);
+    for id in [
+        "delivery-percentiles",
+        "fanout-over-time",
+        "fanout-percentiles",
+        "convergence-over-time",
+        "client-convergence-percentiles",
+        "storm-request-percentiles",
+    ] {
+        let chart = svg(&page, id).unwrap_or_else(|| panic!("chart {id} is drawn"));
+        let points = series_points(chart);
+        assert_eq!(points.len(), 1, "{id}: one run, one series");
+        assert!(points[0] > 1, "{id}: {points:?}");
+    }
+    // A point per publish some stream got (one coalesced into a later one everywhere has none).
+    let delivered = reports[0].timeline.iter().filter(|p| p.last_stream_us.is_some()).count();
+    assert!(delivered > 1);
+    assert_eq!(series_points(svg(&page, "fanout-over-time").expect("fanout chart")), [delivered]);
+    assert!(page.contains(&format!("{} of 60", reports[0].phases.open.opened)));
+
+    // Two runs side by side, from their JSON files: what `report a.json b.json --html` writes.
+    let compared = html_out("loadtest-comparison.html");
+    mcp_fleet_loadtest::html::write_comparison(&[paced.clone(), burst.clone()], &compared).expect("compare");
+    let page = std::fs::read_to_string(&compared).expect("read comparison");
+    assert!(page.contains("2 runs compared"));
+    assert_eq!(page.matches("class=\"verdict pass\"").count(), 2);
+    let label = |p: &std::path::Path| p.file_stem().expect("stem").to_string_lossy().into_owned();
+    assert!(page.contains(&format!("<th>{}</th><th>{}</th>", label(&paced), label(&burst))));
+    for id in ["delivery-percentiles", "fanout-over-time", "convergence-over-time"] {
+        assert_eq!(series_points(svg(&page, id).expect("chart")).len(), 2, "{id}: a line per run");
+    }
+    for json in [paced, burst] {
+        let _ = std::fs::remove_file(json);
+    }
+}

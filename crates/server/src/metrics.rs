@@ -27,7 +27,7 @@ pub(crate) struct Metrics {
     pub(crate) listen_open: Gauge,
     /// Listen streams opened since start.
     pub(crate) listen_opened: Counter,
-    /// Listen requests refused, by reason (`node_limit`, `principal_limit`, `deaf`).
+    /// Listen requests refused, by reason (see [`LISTEN_REFUSALS`]).
     pub(crate) listen_refused: Family<ReasonLabel, Counter>,
     /// Requests refused with 429 by the per-principal rate limit.
     pub(crate) rate_limited: Counter,
@@ -214,6 +214,54 @@ impl Default for Metrics {
             legacy: LegacyMetrics::default(),
             tasks: TaskMetrics::default(),
         }
+        .with_known_labels()
+    }
+}
+
+/// Every reason a listen request is refused for: the router's (`deaf`, `node_limit`), the
+/// auth gate's (`principal_limit`) and the byte and address budgets' (`listen/budget.rs`).
+const LISTEN_REFUSALS: [&str; 8] = [
+    "deaf",
+    "node_limit",
+    "principal_limit",
+    "uri_too_long",
+    "unknown_uri",
+    "stream_bytes",
+    "principal_bytes",
+    "address_limit",
+];
+
+impl Metrics {
+    /// Create every series whose labels are known in advance, at 0. A series that appears
+    /// with its first increment loses that increment to `rate()` and `increase()`, and a
+    /// dashboard panel or alert on it reads "no data" instead of 0 (Prometheus' advice:
+    /// avoid missing metrics). Labels only traffic decides (method, status, version) still
+    /// appear with their first request.
+    fn with_known_labels(self) -> Self {
+        // `get_or_create` makes the series; the read guard it returns is dropped at once.
+        for reason in LISTEN_REFUSALS {
+            drop(self.listen_refused.get_or_create(&ReasonLabel { reason }));
+        }
+        for reason in ["replayed", "invalidated"] {
+            drop(self.legacy.resumes.get_or_create(&ReasonLabel { reason }));
+        }
+        let t = &self.tasks;
+        for status in TaskStatus::ALL {
+            let label = StatusLabel { status: status.as_str() };
+            if status.is_terminal() {
+                drop(t.finished.get_or_create(&label));
+                drop(t.duration.get_or_create(&label));
+            } else {
+                drop(t.running.get_or_create(&label));
+            }
+        }
+        for method in ["tasks/update", "tasks/cancel"] {
+            drop(t.routed.get_or_create(&MethodLabel { method }));
+        }
+        for why in crate::tasks::Orphaned::ALL {
+            drop(t.orphaned.get_or_create(&ReasonLabel { reason: why.label() }));
+        }
+        self
     }
 }
 
@@ -424,5 +472,31 @@ impl Collector for BusCollector {
             None,
             up.metric_type(),
         )?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_fresh_node_exports_its_known_series_at_zero() {
+        let bus: Arc<dyn ServerEventBus> = Arc::new(mcp_fleet_bus::MemoryBus::new());
+        let text = Metrics::default().encode(&bus, true, &std::collections::BTreeMap::new(), None);
+        for reason in LISTEN_REFUSALS {
+            let line = format!("mcp_fleet_listen_streams_refused_total{{reason=\"{reason}\"}} 0\n");
+            assert!(text.contains(&line), "{line}");
+        }
+        for series in [
+            "mcp_fleet_legacy_stream_resumes_total{reason=\"invalidated\"} 0\n",
+            "mcp_fleet_tasks{status=\"input_required\"} 0\n",
+            "mcp_fleet_tasks_finished_total{status=\"cancelled\"} 0\n",
+            "mcp_fleet_task_duration_seconds_count{status=\"failed\"} 0\n",
+            "mcp_fleet_task_requests_routed_total{method=\"tasks/cancel\"} 0\n",
+            "mcp_fleet_tasks_orphaned_total{reason=\"replica_lost\"} 0\n",
+        ] {
+            assert!(text.contains(series), "{series}");
+        }
+        assert!(!text.contains("mcp_fleet_tasks{status=\"completed\"}"), "a terminal status is no running task");
     }
 }

@@ -39,5 +39,5 @@ pub(crate) use follow::{TaskSignal, TaskSignals};
 pub(crate) use link::TaskLink;
 pub(crate) use methods::prepare;
 pub(crate) use record::binding;
-pub(crate) use shared::{TaskParts, Tasks};
+pub(crate) use shared::{Orphaned, TaskParts, Tasks};
 pub(crate) use tool::{CallParts, for_tool, refuse_without_extension};

@@ -54,6 +54,10 @@ pub(crate) enum Orphaned {
 }
 
 impl Orphaned {
+    /// Every reason, for the metrics' labels known in advance.
+    pub(crate) const ALL: [Orphaned; 5] =
+        [Orphaned::NodeLost, Orphaned::NodeRestarted, Orphaned::RunnerStopped, Orphaned::Drained, Orphaned::Expired];
+
     /// The metrics label.
     pub(crate) fn label(self) -> &'static str {
         match self {
