@@ -40,9 +40,15 @@ const MAX_PAUSE_MS: u64 = 20;
 /// max age gets `ttl` instead; without, it is used as it is.
 ///
 /// The bucket's stream is created directly, with the key-value conventions (`KV_<bucket>`,
-/// subjects `$KV.<bucket>.>`, one message per subject, rollups, direct gets, discard new):
-/// async-nats's `create_key_value` first asks for the account's info, whose answer it cannot
-/// read from NATS servers before 2.10, which are still common.
+/// subjects `$KV.<bucket>.>`, one message per subject, rollups, discard new): async-nats's
+/// `create_key_value` first asks for the account's info, whose answer it cannot read from NATS
+/// servers before 2.10, which are still common.
+///
+/// Direct gets only on a single replica. With several, any replica answers a direct get,
+/// followers too, and a follower may not hold a write the leader just acknowledged: a session
+/// created on one node read back at once as absent (404) on a 3-server cluster. Without direct
+/// gets a read goes to the stream's leader, which has every acknowledged write. A replicated
+/// bucket found with direct gets (made by an earlier version) is updated.
 pub(crate) async fn kv_bucket(
     js: &jetstream::Context,
     options: &NatsBusOptions,
@@ -57,19 +63,28 @@ pub(crate) async fn kv_bucket(
         max_age: ttl,
         allow_rollup: true,
         deny_delete: true,
-        allow_direct: true,
+        allow_direct: options.replicas <= 1,
         discard: jetstream::stream::DiscardPolicy::New,
         num_replicas: options.replicas,
         ..Default::default()
     };
     let stream = within(options.connect_timeout, js.get_or_create_stream(config)).await?.map_err(backend_error)?;
     let found = &stream.cached_info().config;
+    let mut config = found.clone();
     if update_max_age && found.max_age != ttl {
         tracing::warn!(bucket, from = ?found.max_age, to = ?ttl, "nats bus: keyspace bucket found with another TTL; updating it");
-        let mut config = found.clone();
         config.max_age = ttl;
         // The server refuses a duplicate window longer than the max age.
         config.duplicate_window = config.duplicate_window.min(ttl);
+    }
+    if found.allow_direct && found.num_replicas > 1 {
+        tracing::info!(
+            bucket,
+            "nats bus: replicated keyspace bucket reads from its leader from now on (direct gets off)"
+        );
+        config.allow_direct = false;
+    }
+    if config != *found {
         within(options.publish_timeout, js.update_stream(&config)).await?.map_err(backend_error)?;
     }
     within(options.publish_timeout, js.get_key_value(bucket)).await?.map_err(backend_error)
