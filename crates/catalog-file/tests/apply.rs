@@ -38,7 +38,10 @@ async fn the_greet_tool_answers_through_the_endpoint() {
     assert_eq!(listed["result"]["tools"][0]["inputSchema"]["required"], json!(["name"]));
     let missing = rpc(&h, "tools/call", Some("greet"), json!({"name": "greet", "arguments": {}})).await;
     assert_eq!(missing["result"]["isError"], true, "the server checks required arguments: {missing}");
-    assert_eq!(missing["result"]["content"][0]["text"], "Missing required argument \"name\"");
+    assert_eq!(
+        missing["result"]["content"][0]["text"],
+        "Invalid arguments at the root: \"name\" is a required property"
+    );
 }
 
 #[tokio::test]

@@ -91,3 +91,70 @@ async fn a_handler_that_panics_is_an_in_band_internal_error_and_the_server_goes_
     let (_, ok) = call(&h, "tools/call", json!({"name": "a"})).await;
     assert_eq!(ok["result"]["content"][0]["text"], "ok");
 }
+
+/// A handler serving `tool` with `answer` as its result.
+async fn serving(tool: Tool, answer: CallToolResult) -> McpHandler {
+    let server = McpServer::builder("schemas", "1").build();
+    server.tool(tool, move |_c| {
+        let answer = answer.clone();
+        async move { Ok(answer) }
+    });
+    create_mcp_handler(server, HandlerOptions::default()).await.expect("handler")
+}
+
+#[tokio::test]
+async fn arguments_are_checked_against_the_whole_2020_12_schema() {
+    let schema = json!({"type": "object", "$defs": {"n": {"type": "integer", "minimum": 1}},
+        "properties": {"n": {"$ref": "#/$defs/n"}, "tag": {"type": "string", "pattern": "^[a-z]+$"}},
+        "required": ["n"], "additionalProperties": false});
+    let h = serving(Tool::new("t", "checked").input_schema(schema), CallToolResult::text("ran")).await;
+    let (_, ok) = call(&h, "tools/call", json!({"name": "t", "arguments": {"n": 2, "tag": "abc"}})).await;
+    assert_eq!(ok["result"]["content"][0]["text"], "ran", "{ok}");
+    for (arguments, path) in
+        [(json!({"n": 0}), "/n"), (json!({"n": 1, "tag": "A"}), "/tag"), (json!({"n": 1, "x": 1}), "the root")]
+    {
+        let (status, bad) = call(&h, "tools/call", json!({"name": "t", "arguments": arguments})).await;
+        // Bad arguments stay a tool error the model can fix, not a protocol error.
+        assert_eq!((status, bad["result"]["isError"].clone()), (StatusCode::OK, json!(true)), "{arguments}: {bad}");
+        let text = bad["result"]["content"][0]["text"].as_str().unwrap();
+        assert!(text.starts_with(&format!("Invalid arguments at {path}: ")), "{text}");
+    }
+}
+
+#[tokio::test]
+async fn structured_content_that_breaks_the_output_schema_is_an_internal_error_and_counted() {
+    let tool = Tool::new("sum", "adds")
+        .output_schema(json!({"type": "object", "properties": {"sum": {"type": "integer"}}, "required": ["sum"]}));
+    let bad = CallToolResult { structured_content: Some(json!({"sum": "3"})), ..CallToolResult::text("3") };
+    let h = serving(tool.clone(), bad).await;
+    let (status, body) = call(&h, "tools/call", json!({"name": "sum", "arguments": {}})).await;
+    assert_eq!((status, body["error"]["code"].clone()), (StatusCode::OK, json!(-32603)), "{body}");
+    let message = body["error"]["message"].as_str().unwrap();
+    assert!(message.contains("outputSchema at /sum"), "names the failing path: {message}");
+    assert!(h.metrics_text().contains("mcp_fleet_tool_output_invalid_total 1"), "{}", h.metrics_text());
+
+    let good = CallToolResult { structured_content: Some(json!({"sum": 3})), ..CallToolResult::text("3") };
+    let h = serving(tool.clone(), good).await;
+    let (_, body) = call(&h, "tools/call", json!({"name": "sum", "arguments": {}})).await;
+    assert_eq!(body["result"]["structuredContent"], json!({"sum": 3}), "{body}");
+
+    // A missing structuredContent breaks it too; an isError result is exempt.
+    let h = serving(tool.clone(), CallToolResult::text("3")).await;
+    let (_, body) = call(&h, "tools/call", json!({"name": "sum", "arguments": {}})).await;
+    assert_eq!(body["error"]["code"], -32603, "{body}");
+    let h = serving(tool, CallToolResult::error("no sum today")).await;
+    let (_, body) = call(&h, "tools/call", json!({"name": "sum", "arguments": {}})).await;
+    assert_eq!(body["result"]["isError"], true, "{body}");
+}
+
+#[test]
+fn a_tool_whose_schema_cannot_compile_is_refused_at_registration() {
+    let server = McpServer::builder("schemas", "1").build();
+    let bad = Tool::new("t", "bad").input_schema(json!({"type": "object", "properties": {"a": {"pattern": "("}}}));
+    let refused = server.try_tool(bad, None, |_c| async { Ok(CallToolResult::text("x")) });
+    assert!(
+        matches!(&refused, Err(crate::ServerError::Definition(m)) if m.contains("inputSchema")),
+        "{:?}",
+        refused.err()
+    );
+}
