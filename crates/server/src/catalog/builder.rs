@@ -4,7 +4,7 @@
 use std::sync::{Arc, Mutex, OnceLock};
 
 use arc_swap::ArcSwap;
-use mcp_fleet_protocol::types::{CacheHint, CacheScope, Implementation};
+use mcp_fleet_protocol::types::{CacheHint, CacheScope, Icon, Implementation};
 use serde_json::Value;
 
 use super::server::{Catalog, Inner, McpServer};
@@ -41,6 +41,39 @@ pub struct McpServerBuilder {
 impl McpServerBuilder {
     pub(super) fn new(name: String, version: String) -> Self {
         McpServerBuilder { info: Implementation::new(name, version), instructions: None, cache: CachePolicy::default() }
+    }
+
+    /// The server's display name (`serverInfo.title`).
+    pub fn title(mut self, title: impl Into<String>) -> Self {
+        self.info.title = Some(title.into());
+        self
+    }
+
+    /// What the server is, for people (`serverInfo.description`).
+    pub fn description(mut self, text: impl Into<String>) -> Self {
+        self.info.description = Some(text.into());
+        self
+    }
+
+    /// Its home page (`serverInfo.websiteUrl`).
+    pub fn website_url(mut self, url: impl Into<String>) -> Self {
+        self.info.website_url = Some(url.into());
+        self
+    }
+
+    /// Add an icon hosts may show for the server (`serverInfo.icons`).
+    ///
+    /// ```
+    /// use mcp_fleet_server::{McpServer, types::Icon};
+    /// let server = McpServer::builder("orders", "1.4.0")
+    ///     .title("Order lookup")
+    ///     .icon(Icon { mime_type: Some("image/svg+xml".into()), ..Icon::new("https://example.com/orders.svg") })
+    ///     .build();
+    /// # drop(server);
+    /// ```
+    pub fn icon(mut self, icon: Icon) -> Self {
+        self.info.icons.push(icon);
+        self
     }
 
     /// Instructions for the model, returned by `server/discover`.

@@ -22,10 +22,10 @@ async fn handler() -> McpHandler {
     });
     let prompt = Prompt {
         name: "p".into(),
-        description: None,
         arguments: vec![PromptArgument { name: "who".into(), description: None, required: true }],
+        ..Prompt::default()
     };
-    server.prompt(prompt, |_g| async { Ok(GetPromptResult { description: None, messages: Vec::new() }) });
+    server.prompt(prompt, |_g| async { Ok(GetPromptResult::default()) });
     create_mcp_handler(server, HandlerOptions::default().page_size(2)).await.expect("handler")
 }
 
@@ -157,4 +157,30 @@ fn a_tool_whose_schema_cannot_compile_is_refused_at_registration() {
         "{:?}",
         refused.err()
     );
+}
+
+#[tokio::test]
+async fn identity_and_result_metadata_reach_the_wire() {
+    let icon = crate::types::Icon::new("https://x.test/s.png");
+    let server =
+        McpServer::builder("meta", "1").title("Meta").description("d").website_url("https://x.test").icon(icon).build();
+    let mut answer = CallToolResult::text("ok");
+    answer.meta = Some(serde_json::Map::from_iter([("example.com/k".to_owned(), json!(1))]));
+    server.tool(Tool::new("t", "a tool").title("T").meta("ui", json!({"resourceUri": "ui://t"})), move |_c| {
+        let answer = answer.clone();
+        async move { Ok(answer) }
+    });
+    let h = create_mcp_handler(server, HandlerOptions::default()).await.expect("handler");
+    let (_, discovered) = call(&h, "server/discover", json!({})).await;
+    let info = &discovered["result"]["_meta"]["io.modelcontextprotocol/serverInfo"];
+    assert_eq!(
+        (&info["title"], &info["websiteUrl"], &info["icons"][0]["src"]),
+        (&json!("Meta"), &json!("https://x.test"), &json!("https://x.test/s.png"))
+    );
+    let (_, listed) = call(&h, "tools/list", json!({})).await;
+    assert_eq!(listed["result"]["tools"][0]["_meta"]["ui"]["resourceUri"], "ui://t");
+    let (_, called) = call(&h, "tools/call", json!({"name": "t", "arguments": {}})).await;
+    let meta = &called["result"]["_meta"];
+    assert_eq!(meta["example.com/k"], 1, "the handler's _meta is kept: {called}");
+    assert_eq!(meta["io.modelcontextprotocol/serverInfo"]["name"], "meta", "beside the server's identity: {called}");
 }
