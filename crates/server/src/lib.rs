@@ -51,6 +51,7 @@ mod auth;
 mod catalog;
 mod context;
 mod error;
+mod extensions;
 mod factory;
 mod fleet;
 mod handler;
@@ -91,6 +92,7 @@ pub use catalog::{
 };
 pub use context::{CallContext, ClientAddr, Principal, RequestContext};
 pub use error::ServerError;
+pub use extensions::Extension;
 pub use factory::ServerFactory;
 pub use fleet::{CatalogNotifications, CatalogRevisions, FleetMember, FleetStatus, ListConvergence};
 pub use handler::{McpHandler, create_mcp_handler};

@@ -70,6 +70,7 @@ pub struct HandlerOptions {
     pub(crate) convergence_timeout: Duration,
     pub(crate) legacy: LegacyOptions,
     pub(crate) tasks: TaskOptions,
+    pub(crate) extensions: crate::extensions::Extensions,
 }
 
 impl Default for HandlerOptions {
@@ -103,12 +104,22 @@ impl Default for HandlerOptions {
             membership_ttl: Duration::from_secs(10),
             convergence_timeout: Duration::from_secs(60),
             legacy: LegacyOptions::default(),
+            extensions: crate::extensions::Extensions::default(),
             tasks: TaskOptions::default(),
         }
     }
 }
 
 impl HandlerOptions {
+    /// Advertise an extension that code around the catalog implements (a layer over the
+    /// handler, say) in `server/discover`'s `capabilities.extensions`; it wins over the server
+    /// definition's of the same id. The tasks extension is added by the handler itself when
+    /// [`tasks`](HandlerOptions::tasks) are on.
+    pub fn extension(mut self, extension: crate::extensions::Extension) -> Self {
+        self.extensions.register(extension);
+        self
+    }
+
     /// The event bus change events travel on. Default: a fresh in-process
     /// [`MemoryBus`](mcp_fleet_bus::MemoryBus) (one node). For Redis or NATS, connect one with
     /// `mcp-fleet-bus-connect` (or the backend crates) and pass it here.

@@ -8,6 +8,7 @@ use mcp_fleet_protocol::types::{CacheHint, CacheScope, Icon, Implementation};
 use serde_json::Value;
 
 use super::server::{Catalog, Inner, McpServer};
+use crate::extensions::{Extension, Extensions};
 
 /// Cache hints per cacheable result (CACHE-1). Defaults: discover 10 min public, lists and
 /// reads 0 ms private (never wrong; raise them when your catalog is the same for everyone).
@@ -36,11 +37,17 @@ pub struct McpServerBuilder {
     info: Implementation,
     instructions: Option<String>,
     cache: CachePolicy,
+    extensions: Extensions,
 }
 
 impl McpServerBuilder {
     pub(super) fn new(name: String, version: String) -> Self {
-        McpServerBuilder { info: Implementation::new(name, version), instructions: None, cache: CachePolicy::default() }
+        McpServerBuilder {
+            info: Implementation::new(name, version),
+            instructions: None,
+            cache: CachePolicy::default(),
+            extensions: Extensions::default(),
+        }
     }
 
     /// The server's display name (`serverInfo.title`).
@@ -82,6 +89,14 @@ impl McpServerBuilder {
         self
     }
 
+    /// Advertise an extension the catalog's handlers implement in `server/discover`'s
+    /// `capabilities.extensions` (see [`Extension`]); an id registered again replaces the
+    /// earlier settings.
+    pub fn extension(mut self, extension: Extension) -> Self {
+        self.extensions.register(extension);
+        self
+    }
+
     /// Cache hints for discover, lists and reads.
     pub fn cache_policy(mut self, cache: CachePolicy) -> Self {
         self.cache = cache;
@@ -95,6 +110,7 @@ impl McpServerBuilder {
                 info: Arc::new(info_value(&self.info)),
                 instructions: self.instructions,
                 cache: self.cache,
+                extensions: self.extensions,
                 catalog: ArcSwap::from_pointee(Catalog::default()),
                 writer: Mutex::new(()),
                 notifier: OnceLock::new(),

@@ -184,3 +184,28 @@ async fn identity_and_result_metadata_reach_the_wire() {
     assert_eq!(meta["example.com/k"], 1, "the handler's _meta is kept: {called}");
     assert_eq!(meta["io.modelcontextprotocol/serverInfo"]["name"], "meta", "beside the server's identity: {called}");
 }
+
+#[tokio::test]
+async fn discover_advertises_registered_extensions_the_handlers_last() {
+    let ext = |id: &str, settings: Value| crate::Extension::new(id, settings).expect("a valid extension");
+    let server = McpServer::builder("ext", "1")
+        .extension(ext("com.example/audit", json!({"retentionDays": 30})))
+        .extension(ext("com.example/shared", json!({"from": "server"})))
+        .build();
+    let options = HandlerOptions::default().extension(ext("com.example/shared", json!({"from": "handler"})));
+    let h = create_mcp_handler(server, options).await.expect("handler");
+    let (_, discovered) = call(&h, "server/discover", json!({})).await;
+    assert_eq!(
+        discovered["result"]["capabilities"]["extensions"],
+        json!({
+            "com.example/audit": {"retentionDays": 30},
+            "com.example/shared": {"from": "handler"},
+            // Tasks are on by default (the memory bus has a keyspace): advertised the same way.
+            "io.modelcontextprotocol/tasks": {}
+        })
+    );
+    let options = HandlerOptions::default().tasks(crate::TaskOptions::disabled());
+    let plain = create_mcp_handler(McpServer::builder("ext", "1").build(), options).await.expect("handler");
+    let (_, plain) = call(&plain, "server/discover", json!({})).await;
+    assert!(plain["result"]["capabilities"].get("extensions").is_none(), "none registered, none advertised: {plain}");
+}
