@@ -1,6 +1,9 @@
 //! The methods through the service, without a socket: pagination and cursors, in-band errors
 //! and their codes, capability-gated methods, and a handler that panics.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
 use bytes::Bytes;
 use http::{Request, StatusCode};
 use http_body_util::{BodyExt, Full};
@@ -208,4 +211,80 @@ async fn discover_advertises_registered_extensions_the_handlers_last() {
     let plain = create_mcp_handler(McpServer::builder("ext", "1").build(), options).await.expect("handler");
     let (_, plain) = call(&plain, "server/discover", json!({})).await;
     assert!(plain["result"]["capabilities"].get("extensions").is_none(), "none registered, none advertised: {plain}");
+}
+
+/// A server whose `count` tool says how often its handler ran, and a handler with `options`.
+async fn counting(options: HandlerOptions) -> (McpServer, McpHandler, Arc<AtomicUsize>) {
+    let server = McpServer::builder("intercept", "1").build();
+    let runs = Arc::new(AtomicUsize::new(0));
+    let counter = runs.clone();
+    server.tool(Tool::new("count", "counts its runs"), move |call| {
+        let n = counter.fetch_add(1, Ordering::SeqCst) + 1;
+        async move {
+            if call.arguments.contains_key("fail") {
+                return Ok(CallToolResult::error(format!("run {n} failed")));
+            }
+            Ok(CallToolResult::text(format!("run {n}")))
+        }
+    });
+    let h = create_mcp_handler(server.clone(), options).await.expect("handler");
+    (server, h, runs)
+}
+
+async fn count(h: &McpHandler, arguments: Value) -> Value {
+    let (_, body) = call(h, "tools/call", json!({"name": "count", "arguments": arguments})).await;
+    body["result"]["content"][0]["text"].clone()
+}
+
+#[tokio::test]
+async fn the_result_cache_keys_by_tool_arguments_and_catalog_revision() {
+    let cache = Arc::new(crate::ResultCache::new(std::time::Duration::from_secs(60), 100));
+    let (server, h, runs) = counting(HandlerOptions::default().intercept(cache.clone())).await;
+    assert_eq!(count(&h, json!({"a": 1, "b": 2})).await, "run 1");
+    assert_eq!(count(&h, json!({"b": 2, "a": 1})).await, "run 1", "same arguments, any key order: a hit");
+    assert_eq!(count(&h, json!({"a": 2})).await, "run 2", "other arguments: a miss");
+    assert_eq!(count(&h, json!({"fail": true})).await, "run 3 failed");
+    assert_eq!(count(&h, json!({"fail": true})).await, "run 4 failed", "an isError result is never kept");
+    assert_eq!(cache.len(), 2);
+    // Any change of the tool list is a new revision: nothing cached before it is served.
+    server.tool(Tool::new("other", "changes the list"), |_c| async { Ok(CallToolResult::text("x")) });
+    assert_eq!(count(&h, json!({"a": 1, "b": 2})).await, "run 5", "a new revision: a miss");
+    assert_eq!(count(&h, json!({"a": 1, "b": 2})).await, "run 5");
+    assert_eq!(runs.load(Ordering::SeqCst), 5);
+}
+
+/// Writes its name before and after the rest of the chain; answers itself for `{"stop": …}`.
+struct Tracer(&'static str, Arc<Mutex<Vec<String>>>);
+
+impl crate::CallInterceptor for Tracer {
+    fn intercept(
+        &self,
+        invocation: crate::ToolInvocation,
+        next: crate::Next,
+    ) -> futures_util::future::BoxFuture<'static, crate::CallAnswer> {
+        let (name, log) = (self.0, self.1.clone());
+        log.lock().unwrap().push(format!("{name} before {}", invocation.tool));
+        if invocation.call.arguments.get("stop").and_then(Value::as_str) == Some(name) {
+            return Box::pin(async move { Ok(CallToolResult::text(format!("stopped by {name}")).into()) });
+        }
+        Box::pin(async move {
+            let answer = next.run(invocation).await;
+            log.lock().unwrap().push(format!("{name} after"));
+            answer
+        })
+    }
+}
+
+#[tokio::test]
+async fn interceptors_run_in_registration_order_and_may_answer_themselves() {
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let options =
+        HandlerOptions::default().intercept(Tracer("outer", log.clone())).intercept(Tracer("inner", log.clone()));
+    let (_, h, runs) = counting(options).await;
+    assert_eq!(count(&h, json!({})).await, "run 1");
+    assert_eq!(*log.lock().unwrap(), ["outer before count", "inner before count", "inner after", "outer after"]);
+    log.lock().unwrap().clear();
+    assert_eq!(count(&h, json!({"stop": "inner"})).await, "stopped by inner");
+    assert_eq!(*log.lock().unwrap(), ["outer before count", "inner before count", "outer after"]);
+    assert_eq!(runs.load(Ordering::SeqCst), 1, "the handler did not run the second time");
 }

@@ -8,6 +8,8 @@
 //! A `structuredContent` that breaks `outputSchema` is the handler's: the spec says a server
 //! MUST return conforming structured results, so the call fails with `-32603` naming the
 //! failing path (and `mcp_fleet_tool_output_invalid` counts it) instead of sending bad data.
+//! The handler's interceptors (`crate::intercept`) run around the handler and its output
+//! check, after every check above.
 
 use mcp_fleet_protocol::headers::check_param_headers;
 use mcp_fleet_protocol::schema::ToolSchemas;
@@ -18,6 +20,7 @@ use serde_json::{Value, json};
 use super::mrtr::start_call;
 use super::{MethodRequest, Prepared};
 use crate::catalog::{ToolCall, ToolFn, run_guarded};
+use crate::intercept::intercepted;
 use crate::metrics::Metrics;
 use crate::outcome::Outcome;
 
@@ -71,6 +74,7 @@ pub(super) fn prepare_call(req: &MethodRequest<'_>) -> Result<Prepared, RpcError
     }
     let Value::Object(arguments) = arguments_value else { unreachable!("built as an object above") };
     let handler = checked_output(&entry.run, &entry.schemas, &req.shared.metrics);
+    let handler = intercepted(handler, &req.shared.options.interceptors, &name, req.catalog.tools.revision);
     if let Some(tasks) = crate::tasks::for_tool(req, entry.task_support) {
         let parts = crate::tasks::CallParts { handler, tool: name, arguments, ctx, finisher };
         // Its errors carry their statuses already (a refused task is 429, not in-band).
