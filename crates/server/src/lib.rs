@@ -16,7 +16,11 @@
 //! | [`Handler`], [`ToolCall`], [`ResourceRead`], [`PromptGet`], [`Outcome`], [`InputRequired`] | What handlers get and return. |
 //! | [`CompletionRef`], [`CompletionRequest`], [`CompletionValues`] | Argument completion. |
 //! | [`CallContext`], [`RequestContext`], [`Principal`] | Who is calling, with what request. |
-//! | [`Authenticator`], [`AuthError`] | The authentication hook. |
+//! | [`Authenticator`], [`AuthError`], [`AuthFuture`] | The authentication hook. |
+//! | `BearerAuthenticator`, `BearerConfig`, `BearerConfigError`, `JwksError`, `JwsAlgorithm`, `TokenError`, `TokenTypeCheck` | OAuth 2.1 resource server: JWT bearer tokens verified against the issuer's JWKS (cargo feature `oauth`). |
+//! | [`ProtectedResourceMetadata`], [`MetadataError`] | The RFC 9728 metadata a protected endpoint serves. |
+//! | [`Rate`], [`LimitScope`], [`FLEET_STREAM_LEASE`] | Per-principal request rates and stream quotas, per replica or fleet-wide. |
+//! | [`ClientAddr`] | The peer address a request came from (anonymous callers' budgets). |
 //! | [`CallInterceptor`], [`ToolInvocation`], [`Next`], [`CallAnswer`], [`ResultCache`] | Hooks around every `tools/call` ([`HandlerOptions::intercept`]), and the shipped result cache. |
 //! | [`Extension`] | An extension advertised in `server/discover` ([`McpServerBuilder::extension`], [`HandlerOptions::extension`]). |
 //! | [`Notifier`] | `handler.notify().tools_changed()` and friends. |
