@@ -28,8 +28,8 @@ fn catalog() -> McpServer {
             |_call| async move { Ok(CallToolResult::text("ok")) },
         );
     }
-    let prompt = Prompt { name: "greet".into(), description: Some("A fixture prompt".into()), arguments: Vec::new() };
-    server.prompt(prompt, |_get| async move { Ok(GetPromptResult { description: None, messages: Vec::new() }) });
+    let prompt = Prompt::new("greet", "A fixture prompt", Vec::new());
+    server.prompt(prompt, |_get| async move { Ok(GetPromptResult::default()) });
     server
 }
 

@@ -242,7 +242,7 @@ fn add_prompt(edit: &mut CatalogEdit<'_>, entry: &PromptEntry) {
                 content: Content::text(template.render(&get.arguments)),
             })
             .collect();
-        let result = GetPromptResult { description: description.clone(), messages };
+        let result = GetPromptResult { description: description.clone(), messages, ..GetPromptResult::default() };
         async move { Ok(result) }
     });
 }

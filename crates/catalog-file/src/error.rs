@@ -250,6 +250,12 @@ pub enum Problem {
     /// A malformed RFC 6570 level-1 URI template.
     #[error("invalid URI template: unbalanced braces or an empty variable")]
     UriTemplate,
+    /// An icon whose `src` is neither an `https:` nor a `data:` URI.
+    #[error("icon src {0:?} must be an https: or data: URI")]
+    IconSource(String),
+    /// A resource annotation `priority` outside 0–1.
+    #[error("priority {0} must be between 0 and 1")]
+    Priority(String),
     /// A prompt whose `messages` list is empty.
     #[error("messages must not be empty")]
     NoMessages,

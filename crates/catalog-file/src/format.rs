@@ -9,9 +9,9 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use mcp_fleet_server::types::Role;
+use mcp_fleet_server::types::{IconTheme, Role};
 use serde::Deserialize;
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 /// The whole file: four lists, each optional.
 #[derive(Debug, Default, Deserialize)]
@@ -43,6 +43,34 @@ pub(crate) struct FileTool {
     pub(crate) required_scopes: Vec<String>,
     pub(crate) text: Option<String>,
     pub(crate) http: Option<FileHttp>,
+    /// Icons a host may show (`[{ src, mime_type, sizes, theme }]`).
+    #[serde(default)]
+    pub(crate) icons: Vec<FileIcon>,
+    /// The wire's `_meta`, passed through as is (e.g. `_meta = { ui = { resourceUri = "ui://x" } }`).
+    #[serde(rename = "_meta")]
+    pub(crate) meta: Option<Map<String, Value>>,
+}
+
+/// One icon: `src` is an `https:` or `data:` URI.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct FileIcon {
+    pub(crate) src: String,
+    pub(crate) mime_type: Option<String>,
+    #[serde(default)]
+    pub(crate) sizes: Vec<String>,
+    pub(crate) theme: Option<IconTheme>,
+}
+
+/// A resource's or template's annotations, snake_case in the file (camelCase on the wire).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct FileResourceAnnotations {
+    pub(crate) audience: Option<Vec<Role>>,
+    /// 0 (least important) to 1 (most).
+    pub(crate) priority: Option<f64>,
+    /// ISO 8601, e.g. `2026-01-12T15:00:58Z`.
+    pub(crate) last_modified: Option<String>,
 }
 
 /// A tool's behaviour hints, written snake_case in the file (sent camelCase on the wire).
@@ -97,11 +125,21 @@ pub(crate) struct FileForwardIdentity {
 pub(crate) struct FileResource {
     pub(crate) uri: String,
     pub(crate) name: String,
+    pub(crate) title: Option<String>,
     pub(crate) description: Option<String>,
     pub(crate) mime_type: Option<String>,
+    /// Bytes; stated by the file (a `file` resource may change size between reads).
+    pub(crate) size: Option<u64>,
+    pub(crate) annotations: Option<FileResourceAnnotations>,
     pub(crate) text: Option<String>,
     /// Relative paths are relative to the catalog file's directory.
     pub(crate) file: Option<PathBuf>,
+    /// Icons a host may show (`[{ src, mime_type, sizes, theme }]`).
+    #[serde(default)]
+    pub(crate) icons: Vec<FileIcon>,
+    /// The wire's `_meta`, passed through as is (e.g. `_meta = { ui = { resourceUri = "ui://x" } }`).
+    #[serde(rename = "_meta")]
+    pub(crate) meta: Option<Map<String, Value>>,
 }
 
 /// `[[resource_templates]]`: a `text` template over the URI template's variables.
@@ -110,9 +148,17 @@ pub(crate) struct FileResource {
 pub(crate) struct FileResourceTemplate {
     pub(crate) uri_template: String,
     pub(crate) name: String,
+    pub(crate) title: Option<String>,
     pub(crate) description: Option<String>,
     pub(crate) mime_type: Option<String>,
+    pub(crate) annotations: Option<FileResourceAnnotations>,
     pub(crate) text: String,
+    /// Icons a host may show (`[{ src, mime_type, sizes, theme }]`).
+    #[serde(default)]
+    pub(crate) icons: Vec<FileIcon>,
+    /// The wire's `_meta`, passed through as is (e.g. `_meta = { ui = { resourceUri = "ui://x" } }`).
+    #[serde(rename = "_meta")]
+    pub(crate) meta: Option<Map<String, Value>>,
 }
 
 /// `[[prompts]]`: exactly one of `text` (one user message) or `messages`.
@@ -120,7 +166,14 @@ pub(crate) struct FileResourceTemplate {
 #[serde(deny_unknown_fields)]
 pub(crate) struct FilePrompt {
     pub(crate) name: String,
+    pub(crate) title: Option<String>,
     pub(crate) description: Option<String>,
+    /// Icons a host may show (`[{ src, mime_type, sizes, theme }]`).
+    #[serde(default)]
+    pub(crate) icons: Vec<FileIcon>,
+    /// The wire's `_meta`, passed through as is (e.g. `_meta = { ui = { resourceUri = "ui://x" } }`).
+    #[serde(rename = "_meta")]
+    pub(crate) meta: Option<Map<String, Value>>,
     #[serde(default)]
     pub(crate) arguments: Vec<FilePromptArgument>,
     pub(crate) text: Option<String>,

@@ -159,7 +159,11 @@ async fn exchange(
         Ok(object @ Value::Object(_)) => Some(object),
         _ => None,
     };
-    Ok(CallToolResult { content: vec![Content::text(text)], structured_content: structured, is_error: false })
+    Ok(CallToolResult {
+        content: vec![Content::text(text)],
+        structured_content: structured,
+        ..CallToolResult::default()
+    })
 }
 
 /// The body, up to [`MAX_RESPONSE_BYTES`].

@@ -48,7 +48,7 @@
 //! `deploy/catalog.example.toml` shows every feature.
 //!
 //! - `[[tools]]`: `name` (1–128 of `A-Z a-z 0-9 _ - . /`), optional `title`, `description`,
-//!   `input_schema` (JSON Schema 2020-12 with `type = "object"`; default: no arguments),
+//!   `icons`, `_meta`, `input_schema` (JSON Schema 2020-12 with `type = "object"`; default: no arguments),
 //!   `annotations = { title, read_only_hint, destructive_hint, idempotent_hint,
 //!   open_world_hint }`, `required_scopes = ["files:write"]` (OAuth scopes a caller needs:
 //!   the tool is hidden from and refused to others), and exactly one of
@@ -65,16 +65,22 @@
 //!     names the headers that carry the caller's subject and tenant (each optional).
 //!     `timeout_ms` is 1–600000; bodies over 1 MiB are refused. Only an http tool may
 //!     declare `output_schema`.
-//! - `[[resources]]`: `uri` (absolute), `name`, optional `description`, `mime_type` (default
-//!   `text/plain`), and exactly one of `text` (inline) or `file` (a path, relative to the
+//! - `[[resources]]`: `uri` (absolute), `name`, optional `title`, `description`, `mime_type`
+//!   (default `text/plain`), `size` (bytes), `annotations = { audience = ["user"],
+//!   priority = 0.5, last_modified = "2026-01-12T15:00:58Z" }`, `icons`, `_meta`, and exactly
+//!   one of `text` (inline) or `file` (a path, relative to the
 //!   catalog's directory and resolving inside it — or inside [`Confinement::files_root`] —
 //!   symlinks followed, checked at load and at each read; unreadable or outside → that read
 //!   fails with `-32603`).
 //! - `[[resource_templates]]`: `uri_template` (RFC 6570 level 1, `notes://{id}`), `name`,
-//!   optional `description`, `mime_type`, and `text`, a template over the URI's variables.
-//! - `[[prompts]]`: `name`, optional `description`, `arguments = [{ name, description,
+//!   optional `title`, `description`, `mime_type`, `annotations`, `icons`, `_meta`, and `text`, a template over the URI's variables.
+//! - `[[prompts]]`: `name`, optional `title`, `description`, `icons`, `_meta`, `arguments = [{ name, description,
 //!   required = false }]`, and exactly one of `text` (one user message) or
 //!   `messages = [{ role = "user" | "assistant", text }]`, templates over the arguments.
+//!
+//! Every entry may carry `icons = [{ src, mime_type, sizes = ["48x48"], theme = "light" |
+//! "dark" }]` (`src` an `https:` or `data:` URI) and `_meta = { … }`, passed through to the
+//! wire as written (MCP Apps: `_meta = { ui = { resourceUri = "ui://app/view" } }`).
 //!
 //! Templates: `{{name}}` is replaced by the value (a string as is, a missing or null value by
 //! nothing, anything else as compact JSON); `{{` always opens a placeholder. Keys must be

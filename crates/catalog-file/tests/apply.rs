@@ -38,7 +38,10 @@ async fn the_greet_tool_answers_through_the_endpoint() {
     assert_eq!(listed["result"]["tools"][0]["inputSchema"]["required"], json!(["name"]));
     let missing = rpc(&h, "tools/call", Some("greet"), json!({"name": "greet", "arguments": {}})).await;
     assert_eq!(missing["result"]["isError"], true, "the server checks required arguments: {missing}");
-    assert_eq!(missing["result"]["content"][0]["text"], "Missing required argument \"name\"");
+    assert_eq!(
+        missing["result"]["content"][0]["text"],
+        "Invalid arguments at the root: \"name\" is a required property"
+    );
 }
 
 #[tokio::test]
@@ -124,4 +127,91 @@ messages = [{ role = "user", text = "Review {{topic}} {{tone}}" }, { role = "ass
     );
     let no_tools = rpc(&h, "tools/call", Some("greet"), json!({"name": "greet", "arguments": {}})).await;
     assert!(no_tools.get("error").is_some(), "the file has no tools, so none is served: {no_tools}");
+}
+
+/// Titles, icons, `_meta`, resource size and annotations: declared in the file, listed on the
+/// wire exactly (camelCase keys, `_meta` untouched).
+#[tokio::test]
+async fn display_metadata_round_trips_from_the_file_to_the_lists() {
+    let text = r#"
+[[tools]]
+name = "app"
+description = "Opens a UI"
+text = "ok"
+icons = [{ src = "https://x.test/app.png", mime_type = "image/png", sizes = ["48x48"], theme = "dark" }]
+_meta = { ui = { resourceUri = "ui://app/view" } }
+
+[[resources]]
+uri = "docs://readme"
+name = "readme"
+title = "Read me"
+size = 42
+annotations = { audience = ["user"], priority = 0.5, last_modified = "2026-01-12T15:00:58Z" }
+icons = [{ src = "data:image/png;base64,AA==" }]
+_meta = { k = 1 }
+text = "hi"
+
+[[resource_templates]]
+uri_template = "notes://{id}"
+name = "note"
+title = "A note"
+annotations = { audience = ["assistant"] }
+icons = [{ src = "https://x.test/note.svg", sizes = ["any"] }]
+_meta = { k = 2 }
+text = "note {{id}}"
+
+[[prompts]]
+name = "ask"
+title = "Ask"
+description = "Asks"
+icons = [{ src = "https://x.test/ask.png", theme = "light" }]
+_meta = { k = 3 }
+text = "Question?"
+"#;
+    let server = McpServer::builder("catalog-test", "0.1.0").build();
+    apply(&server, &catalog(text, Path::new("catalog.toml"))).await.unwrap();
+    let h = handler(server).await;
+    let tool = &rpc(&h, "tools/list", None, json!({})).await["result"]["tools"][0];
+    assert_eq!(
+        tool["icons"],
+        json!([{"src": "https://x.test/app.png", "mimeType": "image/png", "sizes": ["48x48"], "theme": "dark"}])
+    );
+    assert_eq!(tool["_meta"], json!({"ui": {"resourceUri": "ui://app/view"}}));
+    let resource = &rpc(&h, "resources/list", None, json!({})).await["result"]["resources"][0];
+    assert_eq!(
+        (&resource["title"], &resource["size"], &resource["_meta"], &resource["icons"][0]["src"]),
+        (&json!("Read me"), &json!(42), &json!({"k": 1}), &json!("data:image/png;base64,AA=="))
+    );
+    assert_eq!(
+        resource["annotations"],
+        json!({"audience": ["user"], "priority": 0.5, "lastModified": "2026-01-12T15:00:58Z"})
+    );
+    let template = &rpc(&h, "resources/templates/list", None, json!({})).await["result"]["resourceTemplates"][0];
+    assert_eq!(
+        (&template["title"], &template["annotations"], &template["icons"][0]["sizes"], &template["_meta"]),
+        (&json!("A note"), &json!({"audience": ["assistant"]}), &json!(["any"]), &json!({"k": 2}))
+    );
+    let prompt = &rpc(&h, "prompts/list", None, json!({})).await["result"]["prompts"][0];
+    assert_eq!(
+        (&prompt["title"], &prompt["icons"][0]["theme"], &prompt["_meta"]),
+        (&json!("Ask"), &json!("light"), &json!({"k": 3}))
+    );
+}
+
+#[test]
+fn an_icon_must_be_https_or_data_and_a_priority_within_0_to_1() {
+    let cases = [
+        (
+            "[[tools]]\nname = \"t\"\ntext = \"x\"\nicons = [{ src = \"http://x.test/i.png\" }]\n",
+            r#"icon src "http://x.test/i.png" must be an https: or data: URI"#,
+        ),
+        (
+            "[[resources]]\nuri = \"a://b\"\nname = \"b\"\ntext = \"x\"\nannotations = { priority = 2.0 }\n",
+            "priority 2 must be between 0 and 1",
+        ),
+    ];
+    for (text, problem) in cases {
+        let err = Catalog::parse(text, Format::Toml, Path::new("catalog.toml")).unwrap_err();
+        assert!(err.to_string().ends_with(problem), "{err}");
+    }
 }

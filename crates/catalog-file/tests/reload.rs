@@ -121,7 +121,7 @@ async fn an_invalid_file_keeps_the_previous_catalog_and_is_counted() {
     eventually(&stats, |s| s.failures() == 1).await;
     assert_eq!(keys(&server, ListKind::Tools).await, ["v1"], "the previous catalog keeps serving");
     let error = stats.last_error().unwrap();
-    assert!(error.ends_with("catalog.toml:3:1: unknown field `txt`, expected one of `name`, `title`, `description`, `input_schema`, `output_schema`, `annotations`, `required_scopes`, `text`, `http`"), "{error}");
+    assert!(error.ends_with("catalog.toml:3:1: unknown field `txt`, expected one of `name`, `title`, `description`, `input_schema`, `output_schema`, `annotations`, `required_scopes`, `text`, `http`, `icons`, `_meta`"), "{error}");
     assert!(!error.contains('\n'));
 
     // The watcher reports a bad file once; an explicit reload reports it again.

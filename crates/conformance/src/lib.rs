@@ -54,7 +54,12 @@ pub const WAV_BASE64: &str = "UklGRiYAAABXQVZFZm10IBAAAAABAAEAQB8AAAB9AAACABAAZG
 /// Registration order is listing order: `test_simple_text` is the first tool and
 /// `test://static-text` the first resource, as the suite expects.
 pub fn fixture_server() -> Result<McpServer, ServerError> {
+    // Title, description, website and icon: the suite's wire-schema check sees every field.
     let server = McpServer::builder("mcp-fleet-conformance", env!("CARGO_PKG_VERSION"))
+        .title("mcp-fleet conformance fixtures")
+        .description("The fixture server of the official MCP conformance suite")
+        .website_url("https://example.invalid/mcp-fleet")
+        .icon(icon())
         .instructions("Fixtures of the MCP conformance suite; every tool and prompt is a test case.")
         .build();
     tools::register(&server)?;
@@ -67,6 +72,16 @@ pub fn fixture_server() -> Result<McpServer, ServerError> {
 }
 
 pub use tools::register_change_triggers;
+
+/// The fixtures' icon: the 1×1 PNG as a `data:` URI (no network needed to show it).
+pub(crate) fn icon() -> mcp_fleet_server::types::Icon {
+    mcp_fleet_server::types::Icon {
+        mime_type: Some("image/png".into()),
+        sizes: vec!["1x1".into()],
+        theme: Some(mcp_fleet_server::types::IconTheme::Light),
+        ..mcp_fleet_server::types::Icon::new(format!("data:image/png;base64,{PNG_BASE64}"))
+    }
+}
 
 /// Options for serving the fixtures: the defaults, with MRTR `requestState` signed by `key`.
 pub fn handler_options(request_state_key: Vec<u8>) -> HandlerOptions {

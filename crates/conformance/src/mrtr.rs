@@ -46,11 +46,11 @@ pub(crate) fn register(server: &McpServer) {
         tool("test_input_required_result_capabilities", "Asks only what the client can answer"),
         |c| async move { capabilities(&c.ctx) },
     );
-    let prompt = mcp_fleet_server::types::Prompt {
-        name: "test_input_required_result_prompt".into(),
-        description: Some("A prompt that asks the user for context first".into()),
-        arguments: Vec::new(),
-    };
+    let prompt = mcp_fleet_server::types::Prompt::new(
+        "test_input_required_result_prompt",
+        "A prompt that asks the user for context first",
+        Vec::new(),
+    );
     server.prompt(prompt, |get| async move { prompt_with_context(&get.ctx) });
 }
 
@@ -177,7 +177,7 @@ fn prompt_with_context(ctx: &CallContext) -> Result<Outcome<GetPromptResult>, Rp
     };
     let context = accepted(answer, "context").unwrap_or("none");
     let message = PromptMessage { role: Role::User, content: Content::text(format!("Prompt with context: {context}")) };
-    Ok(GetPromptResult { description: None, messages: vec![message] }.into())
+    Ok(GetPromptResult { messages: vec![message], ..GetPromptResult::default() }.into())
 }
 
 /// An `elicitation/create` form asking for one required field.

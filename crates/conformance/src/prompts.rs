@@ -11,9 +11,11 @@ use serde_json::{Map, Value};
 use crate::PNG_BASE64;
 
 pub(crate) fn register(server: &McpServer) {
-    server.prompt(prompt("test_simple_prompt", "A prompt without arguments", &[]), |_get| async {
-        Ok(messages(vec![Content::text("This is a simple prompt for testing.")]))
-    });
+    let simple = prompt("test_simple_prompt", "A prompt without arguments", &[])
+        .title("Simple prompt")
+        .icon(crate::icon())
+        .meta("example.com/fixture", serde_json::json!(true));
+    server.prompt(simple, |_get| async { Ok(messages(vec![Content::text("This is a simple prompt for testing.")])) });
     let with_args = prompt("test_prompt_with_arguments", "A prompt with two required arguments", &["arg1", "arg2"]);
     server.prompt(with_args, |get| async move {
         let (arg1, arg2) = (argument(&get.arguments, "arg1"), argument(&get.arguments, "arg2"));
@@ -53,13 +55,13 @@ fn prompt(name: &str, description: &str, args: &[&str]) -> Prompt {
         .iter()
         .map(|a| PromptArgument { name: (*a).into(), description: Some(format!("Value of {a}")), required: true })
         .collect();
-    Prompt { name: name.into(), description: Some(description.into()), arguments }
+    Prompt::new(name, description, arguments)
 }
 
 /// One user message per content block.
 fn messages(content: Vec<Content>) -> GetPromptResult {
     let messages = content.into_iter().map(|content| PromptMessage { role: Role::User, content }).collect();
-    GetPromptResult { description: None, messages }
+    GetPromptResult { messages, ..GetPromptResult::default() }
 }
 
 fn argument<'a>(arguments: &'a Map<String, Value>, name: &str) -> &'a str {

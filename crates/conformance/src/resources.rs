@@ -9,10 +9,15 @@ use crate::PNG_BASE64;
 
 pub(crate) fn register(server: &McpServer) -> Result<(), ServerError> {
     // The suite's caching scenario reads the first listed resource: keep this one first.
-    let text = Resource::new("test://static-text", "Static text", "A static text resource", "text/plain");
-    server.resource(text, |read| async move {
-        Ok(vec![ResourceContents::text(read.uri, "text/plain", "This is the content of the static text resource.")])
-    });
+    const BODY: &str = "This is the content of the static text resource.";
+    // Title, size, annotations, icon and `_meta`: checked by the suite's wire schema.
+    let text = Resource::new("test://static-text", "Static text", "A static text resource", "text/plain")
+        .title("Static text resource")
+        .size(BODY.len() as u64)
+        .annotations(serde_json::json!({"audience": ["user", "assistant"], "priority": 0.5}))
+        .icon(crate::icon())
+        .meta("example.com/fixture", serde_json::json!(true));
+    server.resource(text, |read| async move { Ok(vec![ResourceContents::text(read.uri, "text/plain", BODY)]) });
     let binary = Resource::new("test://static-binary", "Static binary", "A static 1x1 PNG image", "image/png");
     server.resource(binary, |read| async move { Ok(vec![ResourceContents::blob(read.uri, "image/png", PNG_BASE64)]) });
     let watched = Resource::new(
@@ -25,12 +30,8 @@ pub(crate) fn register(server: &McpServer) -> Result<(), ServerError> {
         Ok(vec![ResourceContents::text(read.uri, "text/plain", "This is the content of the watched resource.")])
     });
 
-    let template = ResourceTemplate {
-        uri_template: "test://template/{id}/data".into(),
-        name: "Template data".into(),
-        description: Some("JSON data for any id".into()),
-        mime_type: Some("application/json".into()),
-    };
+    let template =
+        ResourceTemplate::new("test://template/{id}/data", "Template data", "JSON data for any id", "application/json");
     server.resource_template(template, |read| async move {
         let id = read.variables.get("id").and_then(Value::as_str).unwrap_or_default().to_owned();
         let data = json!({"id": id, "templateTest": true, "data": format!("Data for ID: {id}")});

@@ -26,8 +26,15 @@ pub(crate) fn register(server: &McpServer) -> Result<(), ServerError> {
 /// One tool per content block type, plus an execution error and structured output.
 fn register_content(server: &McpServer) {
     // The suite calls the first listed tool with `{}` in its header probes: keep it first.
-    server.tool(Tool::new("test_simple_text", "Returns a simple text response"), |_call| async {
-        Ok(CallToolResult::text("This is a simple text response for testing."))
+    // Title, icon and `_meta` on the definition and the result: checked by the wire schema.
+    let simple = Tool::new("test_simple_text", "Returns a simple text response")
+        .title("Simple text")
+        .icon(crate::icon())
+        .meta("example.com/fixture", json!(true));
+    server.tool(simple, |_call| async {
+        let mut result = CallToolResult::text("This is a simple text response for testing.");
+        result.meta = Some(serde_json::Map::from_iter([("example.com/fixture".to_owned(), json!(true))]));
+        Ok(result)
     });
     server.tool(Tool::new("test_image_content", "Returns a 1x1 PNG image"), |_call| async { Ok(result(vec![png()])) });
     server.tool(Tool::new("test_audio_content", "Returns a short WAV clip"), |_call| async {
@@ -59,11 +66,7 @@ fn register_content(server: &McpServer) {
     }));
     server.tool(weather, |_call| async {
         let data = json!({"temperature": 22.5, "conditions": "Partly cloudy"});
-        Ok(CallToolResult {
-            content: vec![Content::text(data.to_string())],
-            structured_content: Some(data),
-            is_error: false,
-        })
+        Ok(CallToolResult::structured(data))
     });
 }
 

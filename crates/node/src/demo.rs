@@ -35,11 +35,7 @@ pub(crate) fn demo_server() -> McpServer {
         |call| async move {
             let arg = |k: &str| call.arguments.get(k).and_then(Value::as_i64).unwrap_or(0);
             let sum = arg("a").saturating_add(arg("b"));
-            Ok(CallToolResult {
-                content: vec![Content::text(json!({"sum": sum}).to_string())],
-                structured_content: Some(json!({"sum": sum})),
-                is_error: false,
-            })
+            Ok(CallToolResult::structured(json!({"sum": sum})))
         },
     );
     server.tool(Tool::new("slow_count", "Counts to five with progress notifications"), |call| async move {
@@ -63,31 +59,23 @@ pub(crate) fn demo_server() -> McpServer {
             Ok(vec![ResourceContents::text(read.uri, "application/json", json!({"ok": true}).to_string())])
         },
     );
-    let template = ResourceTemplate {
-        uri_template: "fleet://items/{id}".into(),
-        name: "item".into(),
-        description: Some("One demo item by id".into()),
-        mime_type: Some("text/plain".into()),
-    };
+    let template = ResourceTemplate::new("fleet://items/{id}", "item", "One demo item by id", "text/plain");
     // The template literal above is well-formed, so registration cannot fail.
     let _ = server.resource_template(template, |read| async move {
         let id = read.variables.get("id").and_then(Value::as_str).unwrap_or_default().to_owned();
         Ok(vec![ResourceContents::text(read.uri, "text/plain", format!("item {id}"))])
     });
-    let greet = Prompt {
-        name: "greet".into(),
-        description: Some("Greets someone by name".into()),
-        arguments: vec![PromptArgument {
-            name: "name".into(),
-            description: Some("Who to greet".into()),
-            required: true,
-        }],
-    };
+    let greet = Prompt::new(
+        "greet",
+        "Greets someone by name",
+        vec![PromptArgument { name: "name".into(), description: Some("Who to greet".into()), required: true }],
+    );
     server.prompt(greet, |get| async move {
         let name = get.arguments.get("name").and_then(Value::as_str).unwrap_or_default().to_owned();
+        let content = Content::text(format!("Say hello to {name}."));
         Ok(GetPromptResult {
-            description: None,
-            messages: vec![PromptMessage { role: Role::User, content: Content::text(format!("Say hello to {name}.")) }],
+            messages: vec![PromptMessage { role: Role::User, content }],
+            ..GetPromptResult::default()
         })
     });
     server

@@ -13,7 +13,7 @@
 //! - [`validate`]: the validation ladder that decides which error wins.
 //! - [`filter`]: `subscriptions/listen` filters and the honoured subset.
 //! - [`cursor`]: pagination cursors any replica can decode.
-//! - [`schema`]: a small top-level check of tool arguments.
+//! - [`schema`]: JSON Schema 2020-12 validation of tool arguments and structured output.
 //! - [`sealed`]: small values made opaque and tamper-evident with the `requestState` key ring.
 //! - [`sse`]: SSE frame encoding (once per event) and an incremental decoder.
 //! - [`state`]: signed MRTR `requestState`.

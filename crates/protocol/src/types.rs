@@ -19,13 +19,63 @@ pub struct Implementation {
     /// Optional display name.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
+    /// What it is, for people.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub description: Option<String>,
+    /// Its home page.
+    #[serde(rename = "websiteUrl", skip_serializing_if = "Option::is_none", default)]
+    pub website_url: Option<String>,
+    /// Icons a host may show for it.
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub icons: Vec<Icon>,
 }
 
 impl Implementation {
     /// An identity with a name and a version.
     pub fn new(name: impl Into<String>, version: impl Into<String>) -> Self {
-        Implementation { name: name.into(), version: version.into(), title: None }
+        Implementation {
+            name: name.into(),
+            version: version.into(),
+            title: None,
+            description: None,
+            website_url: None,
+            icons: Vec::new(),
+        }
     }
+}
+
+/// An icon (`Icon`): an image a host may show beside a tool, resource, prompt or server.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Icon {
+    /// An `https:` or `data:` URI of the image.
+    pub src: String,
+    /// Its MIME type, when the URI does not say (`image/png`, `image/svg+xml`, …).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub mime_type: Option<String>,
+    /// Sizes it suits, e.g. `["48x48"]` or `["any"]` for a scalable image.
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub sizes: Vec<String>,
+    /// The background it is drawn for: `light` or `dark`.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub theme: Option<IconTheme>,
+}
+
+impl Icon {
+    /// An icon at `src`.
+    pub fn new(src: impl Into<String>) -> Self {
+        Icon { src: src.into(), mime_type: None, sizes: Vec::new(), theme: None }
+    }
+}
+
+/// Which background an [`Icon`] is drawn for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum IconTheme {
+    /// A light background.
+    Light,
+    /// A dark background.
+    Dark,
 }
 
 /// Who a cached result may be shared with (CACHE-1).
@@ -96,6 +146,12 @@ pub struct Tool {
     /// Behaviour hints.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub annotations: Option<Value>,
+    /// Icons a host may show for it.
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub icons: Vec<Icon>,
+    /// Extension metadata (`_meta`), e.g. MCP Apps' `{"ui": {"resourceUri": …}}`.
+    #[serde(rename = "_meta", skip_serializing_if = "Option::is_none", default)]
+    pub meta: Option<Map<String, Value>>,
 }
 
 impl Tool {
@@ -108,6 +164,8 @@ impl Tool {
             input_schema: serde_json::json!({"type": "object", "properties": {}}),
             output_schema: None,
             annotations: None,
+            icons: Vec::new(),
+            meta: None,
         }
     }
 
@@ -123,6 +181,33 @@ impl Tool {
         self
     }
 }
+
+/// `title`, `icons` and `_meta` setters shared by every listed definition.
+macro_rules! definition_metadata {
+    ($($t:ty),+) => {$(
+        impl $t {
+            /// Set the display name.
+            pub fn title(mut self, title: impl Into<String>) -> Self {
+                self.title = Some(title.into());
+                self
+            }
+
+            /// Add an icon.
+            pub fn icon(mut self, icon: Icon) -> Self {
+                self.icons.push(icon);
+                self
+            }
+
+            /// Set one `_meta` entry (e.g. `"ui"` → `{"resourceUri": "ui://…"}` for MCP Apps).
+            pub fn meta(mut self, key: impl Into<String>, value: Value) -> Self {
+                self.meta.get_or_insert_with(Map::new).insert(key.into(), value);
+                self
+            }
+        }
+    )+};
+}
+
+definition_metadata!(Tool, Resource, ResourceTemplate, Prompt);
 
 /// Optional annotations on a content block.
 pub type Annotations = Value;
@@ -220,12 +305,25 @@ pub struct CallToolResult {
     /// An execution error the model can see and fix.
     #[serde(skip_serializing_if = "std::ops::Not::not", default)]
     pub is_error: bool,
+    /// Result metadata (`_meta`); the server adds its `serverInfo` beside what is here.
+    #[serde(rename = "_meta", skip_serializing_if = "Option::is_none", default)]
+    pub meta: Option<Map<String, Value>>,
 }
 
 impl CallToolResult {
     /// A result with one text block.
     pub fn text(text: impl Into<String>) -> Self {
         CallToolResult { content: vec![Content::text(text)], ..Default::default() }
+    }
+
+    /// A structured result: `value` as `structuredContent`, and as JSON text in one text
+    /// block for clients that read only `content` (the spec's SHOULD).
+    pub fn structured(value: Value) -> Self {
+        CallToolResult {
+            content: vec![Content::text(value.to_string())],
+            structured_content: Some(value),
+            ..Default::default()
+        }
     }
 
     /// An execution error (`isError: true`) with an explanation.
@@ -235,19 +333,34 @@ impl CallToolResult {
 }
 
 /// A listed resource.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Resource {
     /// Its URI.
     pub uri: String,
     /// Its name.
     pub name: String,
+    /// Display name.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub title: Option<String>,
     /// Description.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
     /// MIME type.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub mime_type: Option<String>,
+    /// Its size in bytes (raw, before any encoding), when known.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub size: Option<u64>,
+    /// `audience`, `priority`, `lastModified`.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub annotations: Option<Annotations>,
+    /// Icons a host may show for it.
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub icons: Vec<Icon>,
+    /// Extension metadata (`_meta`), e.g. MCP Apps' `{"ui": {"resourceUri": …}}`.
+    #[serde(rename = "_meta", skip_serializing_if = "Option::is_none", default)]
+    pub meta: Option<Map<String, Value>>,
 }
 
 impl Resource {
@@ -263,24 +376,74 @@ impl Resource {
             name: name.into(),
             description: Some(description.into()),
             mime_type: Some(mime.into()),
+            ..Resource::default()
+        }
+    }
+
+    /// Set its size in bytes.
+    pub fn size(mut self, bytes: u64) -> Self {
+        self.size = Some(bytes);
+        self
+    }
+
+    /// Set its annotations (`audience`, `priority`, `lastModified`).
+    pub fn annotations(mut self, annotations: Annotations) -> Self {
+        self.annotations = Some(annotations);
+        self
+    }
+}
+
+impl ResourceTemplate {
+    /// A template with a URI template, name, description and MIME type.
+    pub fn new(
+        uri_template: impl Into<String>,
+        name: impl Into<String>,
+        description: impl Into<String>,
+        mime: impl Into<String>,
+    ) -> Self {
+        ResourceTemplate {
+            uri_template: uri_template.into(),
+            name: name.into(),
+            description: Some(description.into()),
+            mime_type: Some(mime.into()),
+            ..ResourceTemplate::default()
         }
     }
 }
 
+impl Prompt {
+    /// A prompt with a name, a description and `arguments`.
+    pub fn new(name: impl Into<String>, description: impl Into<String>, arguments: Vec<PromptArgument>) -> Self {
+        Prompt { name: name.into(), description: Some(description.into()), arguments, ..Prompt::default() }
+    }
+}
+
 /// A listed resource template (RFC 6570).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ResourceTemplate {
     /// The URI template, e.g. `test://template/{id}/data`.
     pub uri_template: String,
     /// Its name.
     pub name: String,
+    /// Display name.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub title: Option<String>,
     /// Description.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
     /// MIME type.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub mime_type: Option<String>,
+    /// `audience`, `priority`, `lastModified`.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub annotations: Option<Annotations>,
+    /// Icons a host may show for it.
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub icons: Vec<Icon>,
+    /// Extension metadata (`_meta`), e.g. MCP Apps' `{"ui": {"resourceUri": …}}`.
+    #[serde(rename = "_meta", skip_serializing_if = "Option::is_none", default)]
+    pub meta: Option<Map<String, Value>>,
 }
 
 /// A prompt argument.
@@ -297,16 +460,25 @@ pub struct PromptArgument {
 }
 
 /// A listed prompt.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct Prompt {
     /// Name.
     pub name: String,
+    /// Display name.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub title: Option<String>,
     /// Description.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
     /// Arguments.
     #[serde(skip_serializing_if = "Vec::is_empty", default)]
     pub arguments: Vec<PromptArgument>,
+    /// Icons a host may show for it.
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub icons: Vec<Icon>,
+    /// Extension metadata (`_meta`), e.g. MCP Apps' `{"ui": {"resourceUri": …}}`.
+    #[serde(rename = "_meta", skip_serializing_if = "Option::is_none", default)]
+    pub meta: Option<Map<String, Value>>,
 }
 
 /// Who speaks a prompt message.
@@ -329,13 +501,16 @@ pub struct PromptMessage {
 }
 
 /// The result of `prompts/get`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct GetPromptResult {
     /// Description.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
     /// Messages.
     pub messages: Vec<PromptMessage>,
+    /// Result metadata (`_meta`); the server adds its `serverInfo` beside what is here.
+    #[serde(rename = "_meta", skip_serializing_if = "Option::is_none", default)]
+    pub meta: Option<Map<String, Value>>,
 }
 
 #[cfg(test)]
@@ -354,6 +529,58 @@ mod tests {
         assert_eq!(r["resultType"], "complete");
         CacheHint { ttl_ms: 5, scope: CacheScope::Public }.apply(r.as_object_mut().unwrap());
         assert_eq!((r["ttlMs"].clone(), r["cacheScope"].clone()), (json!(5), json!("public")));
+    }
+
+    #[test]
+    fn definition_metadata_round_trips_in_wire_shape() {
+        let icon = Icon {
+            mime_type: Some("image/png".into()),
+            sizes: vec!["48x48".into()],
+            theme: Some(IconTheme::Dark),
+            ..Icon::new("https://x.test/i.png")
+        };
+        let wire_icon = json!({"src":"https://x.test/i.png","mimeType":"image/png","sizes":["48x48"],"theme":"dark"});
+        let tool = Tool::new("t", "d").title("T").icon(icon.clone()).meta("ui", json!({"resourceUri": "ui://t"}));
+        let resource = Resource::new("r://x", "x", "d", "text/plain")
+            .title("X")
+            .size(12)
+            .annotations(json!({"priority": 0.5}))
+            .icon(icon.clone())
+            .meta("k", json!(1));
+        let template = ResourceTemplate::new("r://{id}", "t", "d", "text/plain")
+            .title("Tpl")
+            .icon(icon.clone())
+            .meta("k", json!(2));
+        let prompt = Prompt::new("p", "d", Vec::new()).title("P").icon(icon.clone()).meta("k", json!(3));
+        let info = Implementation {
+            icons: vec![icon],
+            website_url: Some("https://x.test".into()),
+            ..Implementation::new("s", "1")
+        };
+        let tool_wire = serde_json::to_value(&tool).unwrap();
+        assert_eq!(
+            (&tool_wire["title"], &tool_wire["icons"][0], &tool_wire["_meta"]["ui"]["resourceUri"]),
+            (&json!("T"), &wire_icon, &json!("ui://t"))
+        );
+        let resource_wire = serde_json::to_value(&resource).unwrap();
+        assert_eq!(
+            (&resource_wire["size"], &resource_wire["annotations"]["priority"], &resource_wire["title"]),
+            (&json!(12), &json!(0.5), &json!("X"))
+        );
+        assert_eq!(serde_json::to_value(&info).unwrap()["websiteUrl"], "https://x.test");
+        assert_eq!(serde_json::from_value::<Tool>(tool_wire).unwrap(), tool);
+        assert_eq!(serde_json::from_value::<Resource>(resource_wire).unwrap(), resource);
+        assert_eq!(
+            serde_json::from_value::<ResourceTemplate>(serde_json::to_value(&template).unwrap()).unwrap(),
+            template
+        );
+        assert_eq!(serde_json::from_value::<Prompt>(serde_json::to_value(&prompt).unwrap()).unwrap(), prompt);
+        assert_eq!(serde_json::from_value::<Implementation>(serde_json::to_value(&info).unwrap()).unwrap(), info);
+        // Nothing set, nothing on the wire.
+        assert_eq!(
+            serde_json::to_value(Prompt::new("p", "d", Vec::new())).unwrap(),
+            json!({"name":"p","description":"d"})
+        );
     }
 
     #[test]

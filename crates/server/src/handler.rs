@@ -39,6 +39,9 @@ pub(crate) struct HandlerShared {
     pub(crate) legacy: Legacy,
     /// The tasks extension (`None` when off, or without a keyspace).
     pub(crate) tasks: Option<Arc<Tasks>>,
+    /// What discover advertises beside the server definition's extensions: the options',
+    /// and the tasks extension when it is on.
+    pub(crate) extensions: crate::extensions::Extensions,
     pub(crate) health: Arc<BusHealth>,
     pub(crate) metrics: Metrics,
     pub(crate) state_codec: StateCodec,
@@ -126,7 +129,12 @@ pub async fn create_mcp_handler(
     let health = Arc::new(BusHealth::new(options.bus_down_grace));
     let limits = limit_gate(&options, &bus, &fleet).await;
     let challenge_base = options.protected_resource.as_ref().map(|m| resource_metadata_base(&m.metadata_url()));
+    let mut extensions = options.extensions.clone();
+    if tasks.is_some() {
+        extensions.register(crate::tasks::extension());
+    }
     let shared = Arc::new(HandlerShared {
+        extensions,
         factory: Box::new(factory),
         options,
         bus: bus.clone(),

@@ -8,7 +8,7 @@
 //!
 //! | Item | What it is |
 //! |---|---|
-//! | [`create_mcp_handler`], [`McpHandler`] | Build the endpoint; serve it (`serve`, `serve_with`), call it from your own hyper service (`handle`), shut it down (`shutdown`), read its health and metrics. |
+//! | [`create_mcp_handler`], [`McpHandler`] | Build the endpoint; serve it (`serve`), mount it in axum or any tower/hyper stack (it is a `tower::Service` and a hyper `Service`; `handle`; [`McpHandler::draining`] for the embedding server's graceful shutdown — see `examples/axum-embed`), shut it down (`shutdown`), read its health and metrics. |
 //! | [`HandlerOptions`], [`ResponseMode`], [`LegacyOptions`] | Every option, with its default; how 2025-era clients are served. |
 //! | [`ServerFactory`] | One [`McpServer`] for everyone, or a closure choosing one per request. |
 //! | [`McpServer`], [`McpServerBuilder`], [`CachePolicy`] | The server definition and its copy-on-write catalog. |
@@ -16,7 +16,13 @@
 //! | [`Handler`], [`ToolCall`], [`ResourceRead`], [`PromptGet`], [`Outcome`], [`InputRequired`] | What handlers get and return. |
 //! | [`CompletionRef`], [`CompletionRequest`], [`CompletionValues`] | Argument completion. |
 //! | [`CallContext`], [`RequestContext`], [`Principal`] | Who is calling, with what request. |
-//! | [`Authenticator`], [`AuthError`] | The authentication hook. |
+//! | [`Authenticator`], [`AuthError`], [`AuthFuture`] | The authentication hook. |
+//! | `BearerAuthenticator`, `BearerConfig`, `BearerConfigError`, `JwksError`, `JwsAlgorithm`, `TokenError`, `TokenTypeCheck` | OAuth 2.1 resource server: JWT bearer tokens verified against the issuer's JWKS (cargo feature `oauth`). |
+//! | [`ProtectedResourceMetadata`], [`MetadataError`] | The RFC 9728 metadata a protected endpoint serves. |
+//! | [`Rate`], [`LimitScope`], [`FLEET_STREAM_LEASE`] | Per-principal request rates and stream quotas, per replica or fleet-wide. |
+//! | [`ClientAddr`] | The peer address a request came from (anonymous callers' budgets). |
+//! | [`CallInterceptor`], [`ToolInvocation`], [`Next`], [`CallAnswer`], [`ResultCache`] | Hooks around every `tools/call` ([`HandlerOptions::intercept`]), and the shipped result cache. |
+//! | [`Extension`] | An extension advertised in `server/discover` ([`McpServerBuilder::extension`], [`HandlerOptions::extension`]). |
 //! | [`Notifier`] | `handler.notify().tools_changed()` and friends. |
 //! | [`TaskSupport`], [`TaskOptions`], [`TaskHandle`] | The tasks extension: which tools' calls may become tasks, the tasks' lifetime and bounds, and tasks completed from outside their handler ([`McpHandler::task`]). |
 //! | [`BusHealthState`] | Whether the node hears the bus ([`McpHandler::bus_health`]). |
@@ -44,17 +50,20 @@
 //! Inside: `catalog` (the server definition), `methods` (one file per method family),
 //! `listen` (the bus consumer, the router and the listen streams), `legacy` (the 2025 era:
 //! sessions in the fleet, the GET stream, server-to-client requests), `tasks` (the tasks
-//! extension: tasks in the fleet's store, their runners, `tasks/*`), `notify` (the two paths a
+//! extension: tasks in the fleet's store, their runners, `tasks/*`), `intercept` (hooks around
+//! calls), `extensions` (what discover advertises), `notify` (the two paths a
 //! change travels), `http` (the hyper service and accept loop), `shutdown`, `trace` (the spans).
 
 mod auth;
 mod catalog;
 mod context;
 mod error;
+mod extensions;
 mod factory;
 mod fleet;
 mod handler;
 mod http;
+mod intercept;
 mod legacy;
 mod listen;
 mod methods;
@@ -91,10 +100,12 @@ pub use catalog::{
 };
 pub use context::{CallContext, ClientAddr, Principal, RequestContext};
 pub use error::ServerError;
+pub use extensions::Extension;
 pub use factory::ServerFactory;
 pub use fleet::{CatalogNotifications, CatalogRevisions, FleetMember, FleetStatus, ListConvergence};
 pub use handler::{McpHandler, create_mcp_handler};
 pub use http::{ResponseBody, serve_http, shutdown_signal};
+pub use intercept::{CallAnswer, CallInterceptor, Next, ResultCache, ToolInvocation};
 pub use legacy::LegacyOptions;
 pub use listen::BusHealthState;
 pub use notify::Notifier;

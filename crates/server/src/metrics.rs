@@ -31,6 +31,9 @@ pub(crate) struct Metrics {
     pub(crate) listen_refused: Family<ReasonLabel, Counter>,
     /// Requests refused with 429 by the per-principal rate limit.
     pub(crate) rate_limited: Counter,
+    /// Tool results whose `structuredContent` broke the tool's `outputSchema` (answered
+    /// `-32603`: a handler bug, never sent on).
+    pub(crate) tool_output_invalid: Counter,
     /// Notification frames written to listen streams.
     pub(crate) frames_written: Counter,
     /// Notifications coalesced into a pending one (slow readers).
@@ -193,6 +196,7 @@ impl Default for Metrics {
             listen_opened: Counter::default(),
             listen_refused: Family::default(),
             rate_limited: Counter::default(),
+            tool_output_invalid: Counter::default(),
             frames_written: Counter::default(),
             coalesced: Counter::default(),
             events_delivered: Counter::default(),
@@ -322,6 +326,11 @@ impl Metrics {
             "http_requests_rate_limited",
             "Requests refused with 429 by the per-principal rate limit",
             m.rate_limited,
+        );
+        registry.register(
+            "tool_output_invalid",
+            "Tool results refused with -32603 because structuredContent broke the tool's outputSchema",
+            m.tool_output_invalid,
         );
         registry.register("listen_frames_written", "Notification frames written to listen streams", m.frames_written);
         registry.register("listen_coalesced", "Notifications coalesced into a pending one", m.coalesced);

@@ -70,6 +70,9 @@ pub struct HandlerOptions {
     pub(crate) convergence_timeout: Duration,
     pub(crate) legacy: LegacyOptions,
     pub(crate) tasks: TaskOptions,
+    pub(crate) extensions: crate::extensions::Extensions,
+    /// Around every `tools/call`, the first outermost (see [`crate::intercept`]).
+    pub(crate) interceptors: Arc<[Arc<dyn crate::intercept::CallInterceptor>]>,
 }
 
 impl Default for HandlerOptions {
@@ -103,12 +106,34 @@ impl Default for HandlerOptions {
             membership_ttl: Duration::from_secs(10),
             convergence_timeout: Duration::from_secs(60),
             legacy: LegacyOptions::default(),
+            extensions: crate::extensions::Extensions::default(),
+            interceptors: Arc::new([]),
             tasks: TaskOptions::default(),
         }
     }
 }
 
 impl HandlerOptions {
+    /// Run `interceptor` around every `tools/call` (after the framework's checks, around the
+    /// handler and its output check); the first registered is the outermost. See
+    /// [`CallInterceptor`](crate::CallInterceptor) and the shipped
+    /// [`ResultCache`](crate::ResultCache).
+    pub fn intercept(mut self, interceptor: impl crate::intercept::CallInterceptor) -> Self {
+        let mut all = self.interceptors.to_vec();
+        all.push(Arc::new(interceptor));
+        self.interceptors = all.into();
+        self
+    }
+
+    /// Advertise an extension that code around the catalog implements (a layer over the
+    /// handler, say) in `server/discover`'s `capabilities.extensions`; it wins over the server
+    /// definition's of the same id. The tasks extension is added by the handler itself when
+    /// [`tasks`](HandlerOptions::tasks) are on.
+    pub fn extension(mut self, extension: crate::extensions::Extension) -> Self {
+        self.extensions.register(extension);
+        self
+    }
+
     /// The event bus change events travel on. Default: a fresh in-process
     /// [`MemoryBus`](mcp_fleet_bus::MemoryBus) (one node). For Redis or NATS, connect one with
     /// `mcp-fleet-bus-connect` (or the backend crates) and pass it here.

@@ -45,12 +45,8 @@ async fn a_batch_touching_resources_tools_and_templates_announces_each_notificat
         .batch(|edit| {
             edit.add_resource(resource("a://1"), read);
             edit.add_tool(Tool::new("t", "a tool"), |_c| async { Ok(CallToolResult::text("t")) })?;
-            let template = ResourceTemplate {
-                uri_template: "a://{id}".into(),
-                name: "tpl".into(),
-                description: None,
-                mime_type: None,
-            };
+            let template =
+                ResourceTemplate { uri_template: "a://{id}".into(), name: "tpl".into(), ..Default::default() };
             edit.add_resource_template(template, read)
         })
         .await

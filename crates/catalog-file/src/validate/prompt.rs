@@ -3,6 +3,7 @@
 
 use mcp_fleet_server::types::{Prompt, PromptArgument, Role};
 
+use super::display;
 use super::file::{Flaw, check_name, checked_template};
 use crate::catalog::PromptEntry;
 use crate::error::Problem;
@@ -35,6 +36,7 @@ pub(crate) fn prompt(p: FilePrompt) -> Result<PromptEntry, Flaw> {
         }
         _ => return Err(Flaw::at::<&str>([], Problem::ExactlyOne("text", "messages"))),
     };
-    let def = Prompt { name: p.name, description: p.description, arguments };
+    let icons = display::icons(p.icons)?;
+    let def = Prompt { name: p.name, title: p.title, description: p.description, arguments, icons, meta: p.meta };
     Ok(PromptEntry { def, messages })
 }

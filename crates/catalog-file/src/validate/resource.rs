@@ -5,6 +5,7 @@
 
 use mcp_fleet_server::types::{Resource, ResourceTemplate};
 
+use super::display;
 use super::file::{Context, Flaw, checked_template};
 use crate::catalog::{ResourceEntry, ResourceSource, TemplateEntry};
 use crate::error::Problem;
@@ -24,7 +25,17 @@ pub(crate) fn resource(r: FileResource, cx: &Context<'_>) -> Result<ResourceEntr
         }
         _ => return Err(Flaw::at::<&str>([], Problem::ExactlyOne("text", "file"))),
     };
-    let def = Resource { uri: r.uri, name: r.name, description: r.description, mime_type: r.mime_type };
+    let def = Resource {
+        uri: r.uri,
+        name: r.name,
+        title: r.title,
+        description: r.description,
+        mime_type: r.mime_type,
+        size: r.size,
+        annotations: r.annotations.map(display::resource_annotations).transpose()?,
+        icons: display::icons(r.icons)?,
+        meta: r.meta,
+    };
     Ok(ResourceEntry { def, source })
 }
 
@@ -37,8 +48,12 @@ pub(crate) fn template(t: FileResourceTemplate) -> Result<TemplateEntry, Flaw> {
     let def = ResourceTemplate {
         uri_template: t.uri_template,
         name: t.name,
+        title: t.title,
         description: t.description,
         mime_type: t.mime_type,
+        annotations: t.annotations.map(display::resource_annotations).transpose()?,
+        icons: display::icons(t.icons)?,
+        meta: t.meta,
     };
     Ok(TemplateEntry { def, text })
 }

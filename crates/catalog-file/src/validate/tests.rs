@@ -128,7 +128,7 @@ fn json_errors_have_positions_for_syntax_only() {
         |text: &str| Catalog::parse(text, Format::Json, Path::new("catalog.json")).unwrap_err().to_string();
     assert_eq!(
         parse_json("{\"tools\": [{\"name\": \"a\",\n \"txt\": \"x\"}]}"),
-        "catalog.json:2:6: unknown field `txt`, expected one of `name`, `title`, `description`, `input_schema`, `output_schema`, `annotations`, `required_scopes`, `text`, `http`"
+        "catalog.json:2:6: unknown field `txt`, expected one of `name`, `title`, `description`, `input_schema`, `output_schema`, `annotations`, `required_scopes`, `text`, `http`, `icons`, `_meta`"
     );
     assert_eq!(parse_json("{\"tools\": [\n"), "catalog.json:2:0: EOF while parsing a list");
     assert_eq!(

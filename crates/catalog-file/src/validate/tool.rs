@@ -10,7 +10,7 @@ use mcp_fleet_server::protocol::headers::param_headers;
 use mcp_fleet_server::types::Tool;
 
 use super::file::{Context, Flaw, check_name, checked_template};
-use super::schema;
+use super::{display, schema};
 use crate::catalog::{HttpTarget, IdentityHeaders, ToolAnswer, ToolEntry};
 use crate::error::Problem;
 use crate::format::{FileForwardIdentity, FileHttp, FileTool, FileToolAnnotations};
@@ -52,6 +52,8 @@ pub(crate) fn tool(t: FileTool, cx: &Context<'_>) -> Result<ToolEntry, Flaw> {
         input_schema,
         output_schema: t.output_schema,
         annotations: t.annotations.map(annotations),
+        icons: display::icons(t.icons)?,
+        meta: t.meta,
     };
     Ok(ToolEntry { def, answer, required_scopes: t.required_scopes })
 }

@@ -3,6 +3,7 @@
 
 use mcp_fleet_protocol::ListKind;
 use mcp_fleet_protocol::headers::param_headers;
+use mcp_fleet_protocol::schema::ToolSchemas;
 use mcp_fleet_protocol::types::{
     CallToolResult, GetPromptResult, Prompt, Resource, ResourceContents, ResourceTemplate, Tool,
 };
@@ -44,8 +45,10 @@ impl CatalogEdit<'_> {
             )));
         }
         let param_headers = tool_param_headers(&tool)?;
+        let schemas = tool_schemas(&tool)?;
         let entry = ToolEntry {
             def: tool,
+            schemas,
             enabled: true,
             required_capabilities: required,
             param_headers,
@@ -87,9 +90,11 @@ impl CatalogEdit<'_> {
     /// Replace a tool's definition, keeping its handler; `false` if it does not exist.
     pub fn update_tool(&mut self, tool: Tool) -> Result<bool, ServerError> {
         let param_headers = tool_param_headers(&tool)?;
+        let schemas = tool_schemas(&tool)?;
         let name = tool.name.clone();
         let found = self.catalog.tools.modify(&name, |e| {
             e.def = tool;
+            e.schemas = schemas;
             e.param_headers = param_headers;
         });
         Ok(self.touch_if(found, ListKind::Tools))
@@ -177,4 +182,10 @@ fn keys_of<T: super::entries::Listed + Clone>(listing: &Listing<T>) -> Vec<Strin
 
 fn tool_param_headers(tool: &Tool) -> Result<Vec<mcp_fleet_protocol::headers::ParamHeader>, ServerError> {
     param_headers(&tool.input_schema).map_err(|e| ServerError::Definition(format!("tool {:?}: {e}", tool.name)))
+}
+
+/// Compile a tool's schemas once, here, for every call the definition will serve.
+fn tool_schemas(tool: &Tool) -> Result<ToolSchemas, ServerError> {
+    ToolSchemas::compile(&tool.input_schema, tool.output_schema.as_ref())
+        .map_err(|e| ServerError::Definition(format!("tool {:?}: {e}", tool.name)))
 }

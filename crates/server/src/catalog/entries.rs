@@ -2,6 +2,7 @@
 //! serves it; and [`Listed`], what a list needs of its entries.
 
 use mcp_fleet_protocol::headers::ParamHeader;
+use mcp_fleet_protocol::schema::ToolSchemas;
 use mcp_fleet_protocol::types::{
     CallToolResult, GetPromptResult, Prompt, Resource, ResourceContents, ResourceTemplate, Tool,
 };
@@ -19,6 +20,9 @@ pub(crate) type PromptFn = SharedHandler<PromptGet, GetPromptResult>;
 #[derive(Clone)]
 pub(crate) struct ToolEntry {
     pub(crate) def: Tool,
+    /// `def`'s input and output schemas, compiled when the definition was set (so once per
+    /// tool and revision, never per call).
+    pub(crate) schemas: ToolSchemas,
     pub(crate) enabled: bool,
     pub(crate) required_capabilities: Option<Value>,
     pub(crate) param_headers: Vec<ParamHeader>,

@@ -85,6 +85,7 @@ pub(super) struct Inner {
     pub(super) info: Arc<Value>,
     pub(super) instructions: Option<String>,
     pub(super) cache: CachePolicy,
+    pub(super) extensions: crate::extensions::Extensions,
     pub(super) catalog: ArcSwap<Catalog>,
     /// Serializes copy-on-write edits so two concurrent edits never lose one another.
     pub(super) writer: Mutex<()>,
@@ -292,6 +293,11 @@ impl McpServer {
     /// The instructions `server/discover` returns.
     pub(crate) fn instructions(&self) -> Option<&str> {
         self.inner.instructions.as_deref()
+    }
+
+    /// The extensions the definition advertises.
+    pub(crate) fn extensions(&self) -> &crate::extensions::Extensions {
+        &self.inner.extensions
     }
 
     /// Cache hints per cacheable result.

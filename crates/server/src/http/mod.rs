@@ -1,8 +1,10 @@
 //! The HTTP side: the endpoint service (request → response), the response bodies, the
-//! DNS-rebinding guard, and the hyper accept loop.
+//! DNS-rebinding guard, the hyper accept loop, and the handler as a tower/hyper `Service` for
+//! embedding (`embed`).
 
 mod body;
 mod call_body;
+mod embed;
 mod guard;
 mod serve;
 mod service;

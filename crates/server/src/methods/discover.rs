@@ -2,7 +2,6 @@
 
 use mcp_fleet_protocol::cursor::revision_hex;
 use mcp_fleet_protocol::envelope::CATALOG_KEY;
-use mcp_fleet_protocol::tasks::TASKS_EXTENSION;
 use mcp_fleet_protocol::types::stamp_result;
 use mcp_fleet_protocol::{ListKind, SUPPORTED_VERSIONS};
 use serde_json::{Value, json};
@@ -26,9 +25,10 @@ pub(crate) fn capabilities(catalog: &Catalog) -> Value {
 
 pub(super) fn discover(req: &MethodRequest<'_>) -> Value {
     let mut capabilities = capabilities(&req.catalog);
-    if req.shared.tasks.is_some() {
-        // The tasks extension, negotiated both ways (the client declares it per request).
-        capabilities["extensions"] = json!({TASKS_EXTENSION: {}});
+    // SEP-2133: the definition's extensions, then the handler's (the tasks extension's
+    // among them when tasks are on; the client declares it per request).
+    if let Some(extensions) = req.server.extensions().wire(&req.shared.extensions) {
+        capabilities["extensions"] = extensions;
     }
     let mut result = json!({
         "supportedVersions": SUPPORTED_VERSIONS,

@@ -1,16 +1,28 @@
 //! `tools/call` (spec digest §10): the tool's required scopes, capability gate and
 //! `Mcp-Param-*` checks before dispatch, argument check, then the tool's handler — run by a
-//! task's runner when the call may become a task (see `crate::tasks`).
+//! task's runner when the call may become a task (see `crate::tasks`) — and the check of its
+//! structured output.
+//!
+//! Both checks use the schemas compiled when the tool was registered (`ToolEntry::schemas`).
+//! Bad arguments are the model's mistake: an `isError` result it can fix (spec digest §21.4).
+//! A `structuredContent` that breaks `outputSchema` is the handler's: the spec says a server
+//! MUST return conforming structured results, so the call fails with `-32603` naming the
+//! failing path (and `mcp_fleet_tool_output_invalid` counts it) instead of sending bad data.
+//! The handler's interceptors (`crate::intercept`) run around the handler and its output
+//! check, after every check above.
 
 use mcp_fleet_protocol::headers::check_param_headers;
-use mcp_fleet_protocol::schema::check_arguments;
+use mcp_fleet_protocol::schema::ToolSchemas;
 use mcp_fleet_protocol::types::CallToolResult;
 use mcp_fleet_protocol::{Method, RpcError};
 use serde_json::{Value, json};
 
 use super::mrtr::start_call;
 use super::{MethodRequest, Prepared};
-use crate::catalog::{ToolCall, run_guarded};
+use crate::catalog::{ToolCall, ToolFn, run_guarded};
+use crate::intercept::intercepted;
+use crate::metrics::Metrics;
+use crate::outcome::Outcome;
 
 /// 403 for a caller without the tool's scopes; the HTTP layer adds the `WWW-Authenticate`
 /// challenge naming `data.requiredScopes` (see [`required_scopes`]).
@@ -54,18 +66,46 @@ pub(super) fn prepare_call(req: &MethodRequest<'_>) -> Result<Prepared, RpcError
     }
 
     let (ctx, notifications, finisher) = start_call(req, Method::ToolsCall, &name)?;
-    if let Err(problem) = check_arguments(&entry.def.input_schema, &arguments) {
+    let arguments_value = Value::Object(arguments);
+    if let Err(violation) = entry.schemas.input.check(&arguments_value) {
         // A tool input error is a result (isError), not a protocol error.
+        let problem = format!("Invalid arguments {violation}");
         return finisher.finish(CallToolResult::error(problem).into(), None).map(Prepared::Immediate);
     }
+    let Value::Object(arguments) = arguments_value else { unreachable!("built as an object above") };
+    let handler = checked_output(&entry.run, &entry.schemas, &req.shared.metrics);
+    let handler = intercepted(handler, &req.shared.options.interceptors, &name, req.catalog.tools.revision);
     if let Some(tasks) = crate::tasks::for_tool(req, entry.task_support) {
-        let parts = crate::tasks::CallParts { handler: entry.run.clone(), tool: name, arguments, ctx, finisher };
+        let parts = crate::tasks::CallParts { handler, tool: name, arguments, ctx, finisher };
         // Its errors carry their statuses already (a refused task is 429, not in-band).
         return Ok(Prepared::Call { future: Box::pin(tasks.call(parts).answer()), notifications });
     }
     let future = async move {
-        let outcome = run_guarded(&entry.run, ToolCall { arguments, ctx }).await?;
+        let outcome = run_guarded(&handler, ToolCall { arguments, ctx }).await?;
         finisher.finish(outcome, None)
     };
     Ok(Prepared::call(future, notifications))
+}
+
+/// `run`, its complete results checked against the tool's `outputSchema` (itself when the tool
+/// declares none). Wrapped per call so a task's runner checks what it stores too.
+fn checked_output(run: &ToolFn, schemas: &ToolSchemas, metrics: &Metrics) -> ToolFn {
+    if schemas.output.is_none() {
+        return run.clone();
+    }
+    let (run, schemas, invalid) = (run.clone(), schemas.clone(), metrics.tool_output_invalid.clone());
+    std::sync::Arc::new(move |call: ToolCall| {
+        let (run, schemas, invalid) = (run.clone(), schemas.clone(), invalid.clone());
+        Box::pin(async move {
+            let outcome = run(call).await?;
+            if let Outcome::Complete(result) = &outcome
+                && let Err(violation) = schemas.check_output(result.structured_content.as_ref(), result.is_error)
+            {
+                invalid.inc();
+                tracing::error!(%violation, "tool result breaks its outputSchema");
+                return Err(RpcError::internal(format!("Tool result does not match its outputSchema {violation}")));
+            }
+            Ok(outcome)
+        })
+    })
 }

@@ -41,3 +41,9 @@ pub(crate) use methods::prepare;
 pub(crate) use record::binding;
 pub(crate) use shared::{Orphaned, TaskParts, Tasks};
 pub(crate) use tool::{CallParts, for_tool, refuse_without_extension};
+
+/// The extension as discover advertises it (no settings: the client declares it per request).
+pub(crate) fn extension() -> crate::extensions::Extension {
+    crate::extensions::Extension::new(mcp_fleet_protocol::tasks::TASKS_EXTENSION, serde_json::json!({}))
+        .unwrap_or_else(|e| unreachable!("the tasks extension's id is well-formed: {e}"))
+}

@@ -1,0 +1,111 @@
+//! The handler as a service other servers can mount: a `tower::Service` (axum's `Router`
+//! takes it with `route_service`, any tower stack can wrap it) and a hyper `Service` (for a
+//! hand-written hyper server), both answering with [`McpHandler::handle`]; and
+//! [`McpHandler::draining`], the future to give the embedding server's graceful shutdown so
+//! it drains when the handler does. [`McpHandler::serve`] stays the one-liner.
+//!
+//! The service never fails (`Infallible`): every problem is an HTTP or JSON-RPC error
+//! response. It is always ready: backpressure is the handler's own limits (per-principal
+//! rate, stream quotas), answered with 429 or 503 rather than by not polling ready.
+
+use std::convert::Infallible;
+use std::task::{Context, Poll};
+
+use bytes::Bytes;
+use futures_util::future::BoxFuture;
+use http::{Request, Response};
+use http_body::Body;
+
+use super::body::ResponseBody;
+use crate::handler::McpHandler;
+
+type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+impl<B> tower_service::Service<Request<B>> for McpHandler
+where
+    B: Body<Data = Bytes> + Send + 'static,
+    B::Error: Into<BoxError>,
+{
+    type Response = Response<ResponseBody>;
+    type Error = Infallible;
+    type Future = BoxFuture<'static, Result<Response<ResponseBody>, Infallible>>;
+
+    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, req: Request<B>) -> Self::Future {
+        answer(self.clone(), req)
+    }
+}
+
+impl<B> hyper::service::Service<Request<B>> for McpHandler
+where
+    B: Body<Data = Bytes> + Send + 'static,
+    B::Error: Into<BoxError>,
+{
+    type Response = Response<ResponseBody>;
+    type Error = Infallible;
+    type Future = BoxFuture<'static, Result<Response<ResponseBody>, Infallible>>;
+
+    fn call(&self, req: Request<B>) -> Self::Future {
+        answer(self.clone(), req)
+    }
+}
+
+fn answer<B>(handler: McpHandler, req: Request<B>) -> BoxFuture<'static, Result<Response<ResponseBody>, Infallible>>
+where
+    B: Body<Data = Bytes> + Send + 'static,
+    B::Error: Into<BoxError>,
+{
+    Box::pin(async move { Ok(handler.handle(req).await) })
+}
+
+impl McpHandler {
+    /// Resolves once [`McpHandler::shutdown`] has begun — listen streams are closing with their
+    /// completion result, new listens are refused. Give it to the server the handler is
+    /// mounted in (axum's `with_graceful_shutdown`, hyper-util's `GracefulShutdown`), so that
+    /// server stops accepting and drains as the handler does, and no open SSE stream holds
+    /// its drain forever.
+    pub fn draining(&self) -> impl Future<Output = ()> + Send + 'static {
+        let mut stop = self.shared.shutdown.subscribe();
+        async move { crate::shutdown::signalled(&mut stop).await }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use http_body_util::{BodyExt, Full};
+    use serde_json::{Value, json};
+    use tower_service::Service;
+
+    use crate::{HandlerOptions, McpServer, create_mcp_handler};
+
+    #[tokio::test]
+    async fn the_handler_answers_as_a_tower_service_and_drains_on_shutdown() {
+        let server = McpServer::builder("embed", "1").build();
+        let mut handler = create_mcp_handler(server, HandlerOptions::default()).await.expect("handler");
+        let body = json!({"jsonrpc": "2.0", "id": 1, "method": "server/discover",
+            "params": {"_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}}}});
+        let req = http::Request::post("/mcp")
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-protocol-version", "2026-07-28")
+            .header("mcp-method", "server/discover")
+            .body(Full::new(bytes::Bytes::from(body.to_string())))
+            .expect("a valid request");
+        std::future::poll_fn(|cx| Service::<http::Request<Full<bytes::Bytes>>>::poll_ready(&mut handler, cx))
+            .await
+            .expect("always ready");
+        let response = Service::call(&mut handler, req).await.expect("infallible");
+        let bytes = response.into_body().collect().await.expect("a complete body").to_bytes();
+        let answer: Value = serde_json::from_slice(&bytes).expect("JSON");
+        assert_eq!(answer["result"]["supportedVersions"], json!(["2026-07-28"]), "{answer}");
+
+        let draining = tokio::spawn(handler.draining());
+        tokio::task::yield_now().await;
+        assert!(!draining.is_finished(), "not before shutdown");
+        handler.shutdown().await;
+        draining.await.expect("resolves once shutdown began");
+    }
+}
