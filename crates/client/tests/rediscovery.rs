@@ -460,15 +460,12 @@ async fn a_notification_storm_ends_fresh_at_the_last_revision_with_fewer_reads_t
 #[tokio::test]
 async fn prompts_resources_and_templates_are_watched_like_tools() {
     let server = server_with_tools(1);
-    let prompt = |name: &str| Prompt { name: name.into(), description: None, arguments: Vec::new() };
+    let prompt = |name: &str| Prompt { name: name.into(), ..Prompt::default() };
     let read = |read: mcp_fleet_server::ResourceRead| async move {
         Ok(vec![ResourceContents::text(read.uri, "text/plain", "x")])
     };
-    let template =
-        |t: &str| ResourceTemplate { uri_template: t.into(), name: t.into(), description: None, mime_type: None };
-    server.prompt(prompt("p0"), |_g| async {
-        Ok(mcp_fleet_server::types::GetPromptResult { description: None, messages: Vec::new() })
-    });
+    let template = |t: &str| ResourceTemplate { uri_template: t.into(), name: t.into(), ..ResourceTemplate::default() };
+    server.prompt(prompt("p0"), |_g| async { Ok(mcp_fleet_server::types::GetPromptResult::default()) });
     server.resource(Resource::new("test://r0", "r0", "r0", "text/plain"), read);
     server.resource_template(template("test://t0/{id}"), read).expect("template");
     let node = handler(server.clone(), 100).await;
@@ -480,9 +477,7 @@ async fn prompts_resources_and_templates_are_watched_like_tools() {
     for state in &mut states {
         until_fresh(state, 1).await;
     }
-    server.prompt(prompt("p1"), |_g| async {
-        Ok(mcp_fleet_server::types::GetPromptResult { description: None, messages: Vec::new() })
-    });
+    server.prompt(prompt("p1"), |_g| async { Ok(mcp_fleet_server::types::GetPromptResult::default()) });
     server.resource(Resource::new("test://r1", "r1", "r1", "text/plain"), read);
     server.resource_template(template("test://t1/{id}"), read).expect("template");
     for state in &mut states[1..] {
