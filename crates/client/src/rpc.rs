@@ -73,6 +73,14 @@ impl RpcClient {
         self
     }
 
+    /// The same client over another transport. Clones share the request ids and, in the
+    /// 2025 era, the session: a host can hold its GET stream on one connection pool and
+    /// send its requests through another, all in one session.
+    pub fn with_transport(mut self, transport: Transport) -> RpcClient {
+        self.transport = transport;
+        self
+    }
+
     /// The 2025-era session, when this client speaks that era.
     pub fn session(&self) -> Option<&Session> {
         self.session.as_deref()

@@ -505,6 +505,18 @@ async fn the_2025_era_runs_the_same_state_machine_over_a_session_and_its_get_str
 }
 
 #[tokio::test]
+async fn a_2025_client_moved_to_another_transport_stays_in_its_session() {
+    let (_, node, front) = fronted(2).await;
+    let streams = rpc(&front.url).era_2025();
+    let requests = streams.clone().with_transport(mcp_fleet_client::Transport::http1());
+    fetch_snapshot(&requests, ListKind::Tools, FetchOptions::default()).await.outcome.expect("snapshot");
+    fetch_snapshot(&streams, ListKind::Tools, FetchOptions::default()).await.outcome.expect("snapshot");
+    assert_eq!(front.count("initialize"), 1, "both transports speak in one session");
+    assert_eq!(streams.session().and_then(|s| s.id()), requests.session().and_then(|s| s.id()));
+    node.shutdown().await;
+}
+
+#[tokio::test]
 async fn a_2025_session_the_server_ended_is_started_again() {
     let (_, node, front) = fronted(2).await;
     let rpc = rpc(&front.url).era_2025();
