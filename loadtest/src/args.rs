@@ -101,7 +101,8 @@ pub struct Args {
 
     // --- streams ---
     /// The protocol era of the simulated clients: `2026` opens `subscriptions/listen`
-    /// streams, `2025` initializes a session per client and opens its GET stream.
+    /// streams, `2025` initializes a session per client and opens its GET stream (with
+    /// `--relist`, the same re-listing client as 2026, in that session).
     #[arg(long, value_enum, default_value = "2026")]
     pub era: Era,
     /// Listen streams to open (one simulated client each).
@@ -163,7 +164,8 @@ pub struct Args {
 
     // --- clients ---
     /// Real clients: re-list the whole list (every page) on each list_changed, single-flight
-    /// per list with one dirty re-run, and report time to convergence.
+    /// per list with one dirty re-run, and report time to convergence. Both eras: with
+    /// `--era 2025` the lists are read in each client's session.
     #[arg(long)]
     pub relist: bool,
     /// Re-list requests in flight at once per loader process (bounds file descriptors on

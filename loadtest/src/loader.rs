@@ -2,15 +2,21 @@
 //! runs a [`CatalogWatcher`] per simulated client with a [`Probe`], learns of publishes,
 //! reports [`LiveStats`] and, at the end, a [`LoaderResult`].
 //!
-//! A simulated client is a 2026 listen stream or, with `--era 2025`, a 2025 session and its
-//! GET stream ([`LegacyClient`]); the same [`Probe`] measures both.
+//! A simulated client is a [`CatalogWatcher`]: over a 2026 listen stream or, with `--era 2025
+//! --relist`, over a 2025 session and its GET stream ([`RpcClient::era_2025`]) — the same
+//! state machine either way. A 2025 client that only listens (no `--relist`) is a
+//! [`LegacyClient`], which resumes its GET stream with `Last-Event-ID` (the watcher's GET
+//! stream does not: it re-lists after a reconnect instead, and there is nothing to re-list
+//! without `--relist`). The same [`Probe`] measures all of them.
 //!
 //! Connections: over HTTP/1.1 every listen stream has its own connection, and re-lists go
 //! through one pooled client per node, at most `--relist-concurrency` at a time (so a storm
-//! cannot exhaust file descriptors); a 2025 client's handshake POSTs go through that pool too
-//! (bounded by `--open-concurrency`: the open permit is held until the GET stream is open). Over h2c, `--h2-streams-per-conn` clients share one
-//! [`SharedH2`] connection for their listen streams and their re-lists, like hosts behind an
-//! HTTP/2 proxy.
+//! cannot exhaust file descriptors); a [`LegacyClient`]'s handshake POSTs go through that
+//! pool too (bounded by `--open-concurrency`: the open permit is held until the GET stream is
+//! open), while a re-listing 2025 client initializes its session and subscribes on its
+//! stream's connection, then re-lists in that session through the pool. Over h2c,
+//! `--h2-streams-per-conn` clients share one [`SharedH2`] connection for their listen
+//! streams and their re-lists, like hosts behind an HTTP/2 proxy.
 
 use std::collections::BTreeMap;
 use std::ops::Range;
@@ -20,8 +26,8 @@ use std::time::Duration;
 
 use hdrhistogram::Histogram;
 use mcp_fleet_client::{
-    CatalogWatcher, Endpoint, ReconnectPolicy, RequestTiming, RpcClient, SharedH2, SubscriptionFilter, Transport,
-    VerifyPolicy, WatcherOptions,
+    CatalogWatcher, Endpoint, ListKind, ReconnectPolicy, RequestTiming, RpcClient, SharedH2, SubscriptionFilter,
+    Transport, VerifyPolicy, WatcherOptions,
 };
 use tokio::sync::{Semaphore, watch};
 use tokio::task::JoinHandle;
@@ -165,9 +171,10 @@ impl LoaderShared {
 
 /// What drives one simulated client.
 enum SimulatedClient {
-    /// 2026: a listen stream (and re-lists, with `--relist`).
+    /// 2026: a listen stream (and re-lists, with `--relist`); 2025 with `--relist`: a
+    /// session, its GET stream and its re-lists.
     Listen(CatalogWatcher),
-    /// 2025: a session and its GET stream.
+    /// 2025 without `--relist`: a session and its resumed GET stream.
     Session(LegacyClient),
 }
 
@@ -218,28 +225,12 @@ impl Loader {
             let spec = plan.stream(i);
             let uris: Vec<String> =
                 spec.keys.iter().filter_map(|k| if let Key::Uri(n) = k { Some(uri(*n)) } else { None }).collect();
-            let client = match plan.era {
-                Era::V2026 => {
-                    let filter = SubscriptionFilter {
-                        resource_subscriptions: uris,
-                        ..mcp_fleet_client::listen::filter_for(&plan.lists())
-                    };
-                    // The load tester measures the listen stream itself, as it always has: no
-                    // discover round trip, no periodic re-verification, and the subscribed
-                    // URIs' `resources/updated` are counted, not re-read.
-                    let mut options = WatcherOptions {
-                        filter,
-                        relist: lists.clone(),
-                        discover: false,
-                        verify: VerifyPolicy::OFF,
-                        read_resources: false,
-                        ..Default::default()
-                    };
-                    options.listener.idle_timeout = idle_timeout;
-                    let requests = RpcClient::new(requests, endpoint.clone()).with_gate(connections.gate.clone());
-                    SimulatedClient::Listen(CatalogWatcher::new(RpcClient::new(listen, endpoint), requests, options))
+            let client = match (plan.era, args.relist) {
+                (Era::V2026, _) | (Era::V2025, true) => {
+                    let clients = (listen, requests, endpoint, connections.gate.clone());
+                    SimulatedClient::Listen(watcher(plan, clients, uris, lists.clone(), idle_timeout))
                 }
-                Era::V2025 => {
+                (Era::V2025, false) => {
                     let mut options = LegacyOptions { uris, ..LegacyOptions::default() };
                     options.listener.idle_timeout = idle_timeout;
                     SimulatedClient::Session(LegacyClient::new(listen, requests, endpoint, options))
@@ -329,6 +320,42 @@ impl Loader {
         }
         final_result(&self.shared)
     }
+}
+
+/// A simulated client's stream transport, request transport, endpoint and re-list gate.
+type ClientConnections = (Transport, Transport, Endpoint, Arc<Semaphore>);
+
+/// The [`CatalogWatcher`] of one simulated client following `uris` and re-listing `relist`:
+/// a listen stream in the 2026 era; in the 2025 era (only with `--relist`) one session — its
+/// GET stream on the stream transport, its subscriptions and re-lists on the request one.
+///
+/// The load tester measures the stream itself, as it always has: no discover round trip, no
+/// periodic re-verification, and the subscribed URIs' `resources/updated` are counted, not
+/// re-read.
+fn watcher(
+    plan: &Plan,
+    (listen, requests, endpoint, gate): ClientConnections,
+    uris: Vec<String>,
+    relist: Vec<ListKind>,
+    idle_timeout: Option<Duration>,
+) -> CatalogWatcher {
+    let filter =
+        SubscriptionFilter { resource_subscriptions: uris, ..mcp_fleet_client::listen::filter_for(&plan.lists()) };
+    let mut options = WatcherOptions {
+        filter,
+        relist,
+        discover: false,
+        verify: VerifyPolicy::OFF,
+        read_resources: false,
+        ..Default::default()
+    };
+    options.listener.idle_timeout = idle_timeout;
+    let stream = match plan.era {
+        Era::V2026 => RpcClient::new(listen, endpoint),
+        Era::V2025 => RpcClient::new(listen, endpoint).era_2025(),
+    };
+    let requests = stream.clone().with_transport(requests).with_gate(gate);
+    CatalogWatcher::new(stream, requests, options)
 }
 
 /// The final verification, convergence and figures of a stopped loader.

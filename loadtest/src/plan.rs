@@ -180,12 +180,6 @@ impl Plan {
             return Err(LoadtestError::Usage("--mix has resource but --uris is 0".into()));
         }
         let uris_per_stream = if has_resource { args.uris_per_stream.min(args.uris) } else { 0 };
-        if args.era == Era::V2025 && args.relist {
-            return Err(LoadtestError::Usage(
-                "--relist drives 2026-era clients (CatalogWatcher); with --era 2025 only the GET streams are measured"
-                    .into(),
-            ));
-        }
         Ok(Plan {
             era: args.era,
             urls,
@@ -312,12 +306,13 @@ mod tests {
     }
 
     #[test]
-    fn era_parsing_and_what_2025_refuses() {
+    fn era_parsing_and_2025_re_listing_clients() {
         assert!(Args::try_parse_from(["lt", "--era", "2024"]).is_err());
         assert_eq!(Args::parse_from(["lt", "--era", "2026"]).era, Era::V2026);
         assert_eq!(Era::V2025.as_str(), "2025");
-        let relist = Args::parse_from(["lt", "--era", "2025", "--relist"]);
-        assert!(matches!(Plan::from_args(&relist), Err(LoadtestError::Usage(_))));
+        let relist = Args::parse_from(["lt", "--era", "2025", "--relist", "--mix", "tools=1,prompts=1"]);
+        let plan = Plan::from_args(&relist).expect("--era 2025 --relist is a plan");
+        assert_eq!(plan.lists(), [ListKind::Tools, ListKind::Prompts], "a 2025 client re-lists the mix's lists");
     }
 
     #[test]

@@ -2,7 +2,8 @@
 //! straight onto the bus (`--bus`), scoped to two tenants, a mix of list and resource
 //! changes, re-listing clients and verification — nothing may be lost, every client must
 //! converge, and the JSON report must parse. Once in this process, once with two worker
-//! processes (the real binary), whose histograms the coordinator merges.
+//! processes (the real binary), whose histograms the coordinator merges, and once with
+//! 2025-era clients (sessions and their GET streams) running the same watcher.
 //!
 //! Skipped (printing `skipped: redis not reachable`) when Redis does not answer, unless
 //! `MCP_FLEET_REQUIRE_BROKERS=1`.
@@ -195,6 +196,21 @@ async fn two_worker_processes_over_h2c_merge_into_one_clean_report() {
     let report = mcp_fleet_loadtest::run(&args, Some(&launch)).await.expect("run");
     assert_clean_run(&report, &json, 80, 10);
     assert_eq!(report.inputs.workers, 2);
+    fleet.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn re_listing_2025_era_clients_lose_nothing_and_every_client_converges() {
+    // Each client is the same CatalogWatcher as a 2026 one, over a 2025 session: its lists
+    // and subscriptions in the session, its changes on the session's GET stream.
+    let Some(fleet) = Fleet::start("era2025").await else { return };
+    let json = json_path("era2025");
+    let argv = fleet.args(&json, &["--era", "2025", "--streams", "40", "--events", "10", "--interval-ms", "20"]);
+    let args = Args::parse_from(std::iter::once("mcp-fleet-loadtest".to_owned()).chain(argv));
+    let report = mcp_fleet_loadtest::run(&args, None).await.expect("run");
+    assert_eq!(report.inputs.era, "2025");
+    assert_clean_run(&report, &json, 40, 10);
+    assert_eq!(report.verify.counts.unexpected, 0, "a stream hears only the URIs it subscribed: {}", report.table());
     fleet.stop().await;
 }
 
