@@ -12,6 +12,7 @@ use crate::auth::BearerAuthenticator;
 use crate::auth::{Authenticator, LimitScope, PrincipalLimits, ProtectedResourceMetadata, Rate};
 use crate::error::ServerError;
 use crate::fleet::CatalogNotifications;
+use crate::identity::ExecutionIdentity;
 use crate::legacy::LegacyOptions;
 use crate::listen::ListenLimits;
 use crate::tasks::TaskOptions;
@@ -70,6 +71,7 @@ pub struct HandlerOptions {
     pub(crate) convergence_timeout: Duration,
     pub(crate) legacy: LegacyOptions,
     pub(crate) tasks: TaskOptions,
+    pub(crate) identity: Option<ExecutionIdentity>,
 }
 
 impl Default for HandlerOptions {
@@ -104,6 +106,7 @@ impl Default for HandlerOptions {
             convergence_timeout: Duration::from_secs(60),
             legacy: LegacyOptions::default(),
             tasks: TaskOptions::default(),
+            identity: None,
         }
     }
 }
@@ -114,6 +117,14 @@ impl HandlerOptions {
     /// `mcp-fleet-bus-connect` (or the backend crates) and pass it here.
     pub fn bus(mut self, bus: Arc<dyn ServerEventBus>) -> Self {
         self.bus = Some(bus);
+        self
+    }
+
+    /// Which code answers ([`ExecutionIdentity::observe`]): shown in `server/discover`, in
+    /// this node's membership record and as the `build_info` metric. Default: a fresh epoch
+    /// and this crate's version, no executable digest.
+    pub fn identity(mut self, identity: ExecutionIdentity) -> Self {
+        self.identity = Some(identity);
         self
     }
 
