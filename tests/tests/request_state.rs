@@ -98,3 +98,58 @@ async fn a_key_ring_rotates_without_refusing_the_state_minted_before() {
         node.shutdown().await;
     }
 }
+
+/// A server with the `confirm` tool (as [`node`]) and an unrelated `other` one, and their
+/// handles.
+fn confirming_server() -> (mcp_fleet_server::McpServer, [mcp_fleet_server::EntryHandle; 2]) {
+    let server = test_server();
+    let confirm = server.tool(Tool::new("confirm", "Asks first"), |call| async move {
+        let Some(state) = call.ctx.request_state else {
+            return Ok::<_, RpcError>(Outcome::InputRequired(InputRequired::new().state(json!({"step": 1}))));
+        };
+        Ok(Outcome::Complete(CallToolResult::text(format!("confirmed {state}"))))
+    });
+    let other = server.tool(Tool::new("other", "Unrelated"), |_call| async { Ok(CallToolResult::text("other")) });
+    (server, [confirm, other])
+}
+
+#[tokio::test]
+async fn state_minted_for_a_tool_edited_since_is_stale_on_every_replica_an_unrelated_edit_is_not() {
+    let servers: Vec<_> = (0..3).map(|_| confirming_server()).collect();
+    let mut nodes = Vec::new();
+    for (server, _) in &servers {
+        nodes.push(TestNode::start(server.clone(), HandlerOptions::default().request_state_key(NEW_KEY)).await);
+    }
+    let state = minted(&nodes[0]).await;
+    // An unrelated edit on every replica: the state still completes anywhere.
+    for (_, [_, other]) in &servers {
+        other.update_tool(Tool::new("other", "Unrelated, reworded")).await.expect("edit other");
+    }
+    for node in &nodes {
+        completes(node, &state).await;
+    }
+    // The approved tool changes (a catalog reload on every replica): stale everywhere, naming
+    // both revisions.
+    for (_, [confirm, _]) in &servers {
+        confirm.update_tool(Tool::new("confirm", "Asks first, then deletes")).await.expect("edit confirm");
+    }
+    let mut currents = Vec::new();
+    for node in &nodes {
+        let reply = McpClient::new(node.url()).post(&confirm(Some(&state))).await;
+        assert_eq!(reply.status, StatusCode::OK, "in-band");
+        let body = reply.json();
+        assert_eq!(body["error"]["code"], -32602, "{body}");
+        let data = &body["error"]["data"];
+        assert_eq!(data["reason"], "stale_request_state", "{body}");
+        assert_ne!(data["mintedRevision"], data["currentRevision"], "{body}");
+        assert!(data["mintedRevision"].as_str().is_some_and(|r| r.len() == 16), "{body}");
+        currents.push(data["currentRevision"].clone());
+    }
+    assert!(currents.windows(2).all(|w| w[0] == w[1]), "replicas serving one definition agree: {currents:?}");
+    // State minted for the new definition works again, on any replica.
+    let fresh = minted(&nodes[1]).await;
+    completes(&nodes[2], &fresh).await;
+    for node in nodes {
+        node.shutdown().await;
+    }
+}

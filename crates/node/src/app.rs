@@ -1,4 +1,5 @@
-//! The node's life: raise the file limit → check the auth flags and load the catalog (either
+//! The node's life: raise the file limit (and observe its execution identity, off the
+//! runtime) → check the auth flags and load the catalog (either
 //! invalid is fatal) → bind both ports (so probes answer at once) → serve the admin endpoint →
 //! connect the bus, retrying, while the issuer's keys are fetched → build the handler (now
 //! ready) and follow the catalog file → serve MCP → wait for SIGTERM/Ctrl-C → drain both ports
@@ -7,7 +8,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use mcp_fleet_server::{HandlerOptions, create_mcp_handler};
+use mcp_fleet_server::{ExecutionIdentity, HandlerOptions, create_mcp_handler};
 use tokio::net::TcpListener;
 
 use crate::admin::{self, Admin, AdminToken};
@@ -20,6 +21,8 @@ use crate::state::NodeState;
 /// Run the node until `stop` resolves.
 pub(crate) async fn run(config: Config, stop: impl Future<Output = ()>) -> Result<(), Box<dyn std::error::Error>> {
     nofile::report(nofile::raise(), config.max_streams);
+    // Reading the whole executable blocks: off the runtime, while the node starts.
+    let identity = tokio::task::spawn_blocking(observe_identity);
     let token = config.admin_token()?;
     if let Some(addr) = config.admin_listen {
         admin::check_exposure(addr, token.is_some(), config.admin_insecure)?;
@@ -50,7 +53,10 @@ pub(crate) async fn run(config: Config, stop: impl Future<Output = ()>) -> Resul
     // The keys are fetched while the bus connects; a JWKS outage only logs (see NodeAuth).
     let (bus, ()) =
         tokio::join!(mcp_fleet_bus_connect::connect_patiently(config.bus.expose(), &node_id, patience), auth.warm_up());
-    let options = auth.apply(options(&config, node_id).bus(bus?))?;
+    let identity = identity.await?;
+    tracing::info!(epoch = %identity.epoch, exe_sha256 = identity.exe_sha256.as_deref().unwrap_or("unknown"),
+        commit = identity.commit.as_deref().unwrap_or("unknown"), "execution identity observed");
+    let options = auth.apply(options(&config, node_id).bus(bus?).identity(identity))?;
     let handler = create_mcp_handler(catalog.server(), options).await?;
     state.set_handler(handler.clone());
     let following = catalog.follow()?;
@@ -69,6 +75,11 @@ pub(crate) async fn run(config: Config, stop: impl Future<Output = ()>) -> Resul
         admin.await?;
     }
     Ok(())
+}
+
+/// This process's execution identity: the node's version, the commit `build.rs` recorded.
+fn observe_identity() -> ExecutionIdentity {
+    ExecutionIdentity::observe(env!("CARGO_PKG_VERSION"), option_env!("MCP_FLEET_COMMIT"))
 }
 
 fn options(config: &Config, node_id: String) -> HandlerOptions {

@@ -2,13 +2,15 @@
 //! integrity): integrity-protected, expiring, bound to the caller and target, and verifiable by
 //! any replica holding the key that signed it.
 //!
-//! Wire form: `v2.<kid>.<base64url(JSON {"p": payload, "exp": unix-seconds, "b": bind-tag})>.<base64url(HMAC-SHA256)>`,
+//! Wire form: `v2.<kid>.<base64url(JSON {"p": payload, "exp": unix-seconds, "b": bind-tag, "r"?: revision})>.<base64url(HMAC-SHA256)>`,
 //! the MAC over everything before its `.`. `kid` names the key ([`StateKey::kid`]: a
 //! fingerprint, so every replica holding the same key derives the same id), so a replica that
 //! does not hold it can say so ([`StateError::UnknownKey`]) instead of reporting tampering. A
 //! [`StateSigner`] holds a key ring: the first key signs, every key verifies — rotate by adding
 //! the new key first on every replica, then dropping the old one once its tokens expired.
 //! Tokens of the earlier `v1.<body>.<mac>` form (no kid) are verified against every key.
+//! `r`, when present, is the definition revision of what the state was minted for (a tool, a
+//! prompt, a resource): the verifier compares it with the current one ([`Verified::revision`]).
 //! Signed, not encrypted: the client can read the payload, so keep secrets out of it.
 
 use base64::Engine as _;
@@ -154,8 +156,24 @@ impl StateSigner {
 
     /// Sign `payload`, valid until `now + ttl_secs`, bound to `binding`.
     pub fn sign(&self, payload: &Value, binding: &str, now_secs: u64, ttl_secs: u64) -> String {
+        self.sign_revised(payload, binding, None, now_secs, ttl_secs)
+    }
+
+    /// [`sign`](Self::sign), also carrying `revision`: the definition revision of what the
+    /// state was minted for, which [`verify_revised`](Self::verify_revised) hands back.
+    pub fn sign_revised(
+        &self,
+        payload: &Value,
+        binding: &str,
+        revision: Option<&str>,
+        now_secs: u64,
+        ttl_secs: u64,
+    ) -> String {
         let key = &self.keys[0];
-        let body = json!({"p": payload, "exp": now_secs.saturating_add(ttl_secs), "b": key.bind_tag(binding)});
+        let mut body = json!({"p": payload, "exp": now_secs.saturating_add(ttl_secs), "b": key.bind_tag(binding)});
+        if let Some(revision) = revision {
+            body["r"] = json!(revision);
+        }
         let middle = URL_SAFE_NO_PAD.encode(crate::jsonrpc::value_bytes(&body));
         let signed = format!("v2.{}.{middle}", key.kid);
         let mac = key.mac(&[signed.as_bytes()]).finalize().into_bytes();
@@ -164,6 +182,11 @@ impl StateSigner {
 
     /// Verify a token: shape → key by id → MAC (constant time) → JSON → expiry → binding.
     pub fn verify(&self, token: &str, binding: &str, now_secs: u64) -> Result<Value, StateError> {
+        self.verify_revised(token, binding, now_secs).map(|v| v.payload)
+    }
+
+    /// [`verify`](Self::verify), also returning the revision the token was minted with.
+    pub fn verify_revised(&self, token: &str, binding: &str, now_secs: u64) -> Result<Verified, StateError> {
         let (signed, mac_b64) = token.rsplit_once('.').ok_or(StateError::Malformed)?;
         let mac = URL_SAFE_NO_PAD.decode(mac_b64).map_err(|_| StateError::Malformed)?;
         let (key, middle) = if let Some(rest) = signed.strip_prefix("v2.") {
@@ -193,8 +216,20 @@ impl StateSigner {
             return Err(StateError::Bind);
         }
         // Every token this signer made has a payload (possibly `null`); one without is not ours.
-        body.get("p").cloned().ok_or(StateError::Malformed)
+        let payload = body.get("p").cloned().ok_or(StateError::Malformed)?;
+        let revision = body.get("r").and_then(Value::as_str).map(str::to_owned);
+        Ok(Verified { payload, revision })
     }
+}
+
+/// A verified token's contents.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Verified {
+    /// The state the server minted.
+    pub payload: Value,
+    /// The definition revision it was minted for (`None`: minted without one, e.g. by an
+    /// older version).
+    pub revision: Option<String>,
 }
 
 #[cfg(test)]
@@ -241,6 +276,15 @@ mod tests {
         let ephemeral = StateKey::ephemeral([9; 32]);
         assert!(ephemeral.kid().starts_with(EPHEMERAL_KID_PREFIX), "{ephemeral:?}");
         assert!(!format!("{ephemeral:?}").contains("9, 9"), "the key is redacted");
+    }
+
+    #[test]
+    fn a_revision_rides_signed_and_comes_back() {
+        let s = StateSigner::new(KEY).unwrap();
+        let token = s.sign_revised(&json!(1), "b", Some("r1"), 1000, 60);
+        let verified = s.verify_revised(&token, "b", 1010).unwrap();
+        assert_eq!((verified.payload, verified.revision.as_deref()), (json!(1), Some("r1")));
+        assert_eq!(s.verify_revised(&s.sign(&json!(1), "b", 1000, 60), "b", 1010).unwrap().revision, None);
     }
 
     #[test]

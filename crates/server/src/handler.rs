@@ -16,6 +16,7 @@ use crate::auth::{LimitGate, PrincipalLimits};
 use crate::error::ServerError;
 use crate::factory::ServerFactory;
 use crate::fleet::{FleetStatus, FleetTiming, FleetWatch};
+use crate::identity::ExecutionIdentity;
 use crate::legacy::{Legacy, SessionStreams};
 use crate::listen::supervisor::{self, ConsumerParts};
 use crate::listen::{BusHealth, BusHealthState, Fanout, ListenRouter, keepalive, monitor};
@@ -45,6 +46,8 @@ pub(crate) struct HandlerShared {
     pub(crate) health: Arc<BusHealth>,
     pub(crate) metrics: Metrics,
     pub(crate) state_codec: StateCodec,
+    /// Which code answers (shown in discover, the membership record, `build_info`).
+    pub(crate) identity: Arc<ExecutionIdentity>,
     /// Per-principal request rate and open-stream allowance.
     pub(crate) limits: LimitGate,
     /// `Bearer resource_metadata="…"`, the prefix of this endpoint's challenges, when it is a
@@ -90,6 +93,9 @@ pub async fn create_mcp_handler(
     };
     let state_codec = StateCodec::try_new(&options.request_state_keys, options.request_state_ttl)?;
     let metrics = Metrics::default();
+    let identity =
+        Arc::new(options.identity.clone().unwrap_or_else(|| ExecutionIdentity::minted(env!("CARGO_PKG_VERSION"))));
+    metrics.set_build_info(&identity);
     let router = ListenRouter::new(options.listen, metrics.clone());
     let ring = state_codec.ring().clone();
     let session_streams =
@@ -106,6 +112,7 @@ pub async fn create_mcp_handler(
         fanout.clone(),
         router.clone(),
         metrics.clone(),
+        identity.clone(),
     ));
     let notifier = Notifier::new(NotifierCore {
         bus: bus.clone(),
@@ -147,6 +154,7 @@ pub async fn create_mcp_handler(
         health: health.clone(),
         metrics: metrics.clone(),
         state_codec,
+        identity,
         limits,
         challenge_base,
         shutdown: watch::channel(false).0,

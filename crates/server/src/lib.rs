@@ -26,7 +26,8 @@
 //! | [`Notifier`] | `handler.notify().tools_changed()` and friends. |
 //! | [`TaskSupport`], [`TaskOptions`], [`TaskHandle`] | The tasks extension: which tools' calls may become tasks, the tasks' lifetime and bounds, and tasks completed from outside their handler ([`McpHandler::task`]). |
 //! | [`BusHealthState`] | Whether the node hears the bus ([`McpHandler::bus_health`]). |
-//! | [`CatalogNotifications`], [`FleetStatus`], [`FleetMember`], [`ListConvergence`], [`CatalogRevisions`] | Fleet-consistent catalogs: when catalog changes are announced, and the fleet's membership ([`McpHandler::fleet`]). |
+//! | [`CatalogNotifications`], [`FleetStatus`], [`FleetMember`], [`BuildCount`], [`ListConvergence`], [`CatalogRevisions`] | Fleet-consistent catalogs: when catalog changes are announced, and the fleet's membership ([`McpHandler::fleet`]). |
+//! | [`ExecutionIdentity`] | Which code answers: execution epoch, executable digest, version, commit, image ([`HandlerOptions::identity`]). |
 //! | [`ResponseBody`] | The body type of [`McpHandler::handle`]'s responses. |
 //! | [`serve_http`], [`shutdown_signal`] | Serve another hyper service (an admin port) with the same connection handling and drain; wait for SIGINT/SIGTERM. |
 //! | [`ServerError`], [`RpcError`], [`LogLevel`] | Errors, and the log levels of `notifications/message`. |
@@ -63,6 +64,7 @@ mod factory;
 mod fleet;
 mod handler;
 mod http;
+mod identity;
 mod intercept;
 mod legacy;
 mod listen;
@@ -102,9 +104,10 @@ pub use context::{CallContext, ClientAddr, Principal, RequestContext};
 pub use error::ServerError;
 pub use extensions::Extension;
 pub use factory::ServerFactory;
-pub use fleet::{CatalogNotifications, CatalogRevisions, FleetMember, FleetStatus, ListConvergence};
+pub use fleet::{BuildCount, CatalogNotifications, CatalogRevisions, FleetMember, FleetStatus, ListConvergence};
 pub use handler::{McpHandler, create_mcp_handler};
 pub use http::{ResponseBody, serve_http, shutdown_signal};
+pub use identity::{EXECUTION_KEY, ExecutionIdentity, IMAGE_ENV, POD_UID_ENV};
 pub use intercept::{CallAnswer, CallInterceptor, Next, ResultCache, ToolInvocation};
 pub use legacy::LegacyOptions;
 pub use listen::BusHealthState;

@@ -72,6 +72,17 @@ pub(crate) struct Metrics {
     pub(crate) legacy: LegacyMetrics,
     /// The tasks extension.
     pub(crate) tasks: TaskMetrics,
+    /// `build_info{version, commit, exe_sha256, image} 1`: which code this node runs.
+    pub(crate) build_info: Family<BuildLabels, Gauge>,
+}
+
+/// Labels of [`Metrics::build_info`] (absent values are empty strings).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
+pub(crate) struct BuildLabels {
+    pub(crate) version: String,
+    pub(crate) commit: String,
+    pub(crate) exe_sha256: String,
+    pub(crate) image: String,
 }
 
 /// Metrics of the tasks extension (see `crate::tasks`).
@@ -217,6 +228,7 @@ impl Default for Metrics {
             event_age: Histogram::new(exponential_buckets(0.0005, 2.0, 14)),
             legacy: LegacyMetrics::default(),
             tasks: TaskMetrics::default(),
+            build_info: Family::default(),
         }
         .with_known_labels()
     }
@@ -293,6 +305,18 @@ pub(crate) struct RequestLabels {
 }
 
 impl Metrics {
+    /// Set `build_info` to `identity` (once, at start: the executable cannot change under a
+    /// running process).
+    pub(crate) fn set_build_info(&self, identity: &crate::identity::ExecutionIdentity) {
+        let labels = BuildLabels {
+            version: identity.version.clone(),
+            commit: identity.commit.clone().unwrap_or_default(),
+            exe_sha256: identity.exe_sha256.clone().unwrap_or_default(),
+            image: identity.image.clone().unwrap_or_default(),
+        };
+        self.build_info.get_or_create(&labels).set(1);
+    }
+
     /// Count one refused listen request.
     pub(crate) fn listen_refused(&self, reason: &'static str) {
         self.listen_refused.get_or_create(&ReasonLabel { reason }).inc();
@@ -407,6 +431,11 @@ impl Metrics {
             "tasks_orphaned",
             "Tasks failed because their runner was gone: replica_lost, replica_restarted, runner_stopped, drained, expired",
             t.orphaned,
+        );
+        registry.register(
+            "build_info",
+            "Which code this node runs: version, commit, executable SHA-256, image (value 1)",
+            m.build_info,
         );
         registry.register_collector(Box::new(RevisionCollector(catalogs.clone())));
         registry.register("bus_event_age_seconds", "Publish-to-router age of bus events", m.event_age);

@@ -12,6 +12,7 @@ use crate::auth::BearerAuthenticator;
 use crate::auth::{Authenticator, LimitScope, PrincipalLimits, ProtectedResourceMetadata, Rate};
 use crate::error::ServerError;
 use crate::fleet::CatalogNotifications;
+use crate::identity::ExecutionIdentity;
 use crate::legacy::LegacyOptions;
 use crate::listen::ListenLimits;
 use crate::tasks::TaskOptions;
@@ -73,6 +74,7 @@ pub struct HandlerOptions {
     pub(crate) extensions: crate::extensions::Extensions,
     /// Around every `tools/call`, the first outermost (see [`crate::intercept`]).
     pub(crate) interceptors: Arc<[Arc<dyn crate::intercept::CallInterceptor>]>,
+    pub(crate) identity: Option<ExecutionIdentity>,
 }
 
 impl Default for HandlerOptions {
@@ -109,6 +111,7 @@ impl Default for HandlerOptions {
             extensions: crate::extensions::Extensions::default(),
             interceptors: Arc::new([]),
             tasks: TaskOptions::default(),
+            identity: None,
         }
     }
 }
@@ -139,6 +142,14 @@ impl HandlerOptions {
     /// `mcp-fleet-bus-connect` (or the backend crates) and pass it here.
     pub fn bus(mut self, bus: Arc<dyn ServerEventBus>) -> Self {
         self.bus = Some(bus);
+        self
+    }
+
+    /// Which code answers ([`ExecutionIdentity::observe`]): shown in `server/discover`, in
+    /// this node's membership record and as the `build_info` metric. Default: a fresh epoch
+    /// and this crate's version, no executable digest.
+    pub fn identity(mut self, identity: ExecutionIdentity) -> Self {
+        self.identity = Some(identity);
         self
     }
 

@@ -21,6 +21,13 @@ here, since duplicate names make server-side apply fail and are ambiguous to rea
   valueFrom:
     fieldRef:
       fieldPath: metadata.name
+{{- /* The execution identity (README, Identity and audit): the pod's UID and the image. */}}
+- name: MCP_FLEET_POD_UID
+  valueFrom:
+    fieldRef:
+      fieldPath: metadata.uid
+- name: MCP_FLEET_IMAGE
+  value: {{ include "mcp-fleet.image" . | quote }}
 {{- if .Values.adminToken.enabled }}
 - name: MCP_FLEET_ADMIN_TOKEN_FILE
   value: {{ printf "%s/token" (include "mcp-fleet.adminTokenDir" .) | quote }}

@@ -14,7 +14,7 @@ mod status;
 mod watch;
 
 pub use record::CatalogRevisions;
-pub use status::{FleetMember, FleetStatus, ListConvergence};
+pub use status::{BuildCount, FleetMember, FleetStatus, ListConvergence};
 pub use watch::CatalogNotifications;
 
 pub(crate) use watch::{FleetTiming, FleetWatch};

@@ -1,5 +1,5 @@
 //! What a node announces to the fleet ([`MemberRecord`], the membership payload): per catalog
-//! scope, the content revision of each list, plus its open streams. Versioned JSON, read
+//! scope, the content revision of each list, plus its open streams and its execution identity. Versioned JSON, read
 //! leniently (unknown fields ignored) so replicas of different versions understand each other.
 
 use std::collections::BTreeMap;
@@ -9,6 +9,7 @@ use mcp_fleet_protocol::cursor::revision_hex;
 use serde::{Deserialize, Serialize};
 
 use super::convergence::Revision;
+use crate::identity::ExecutionIdentity;
 
 /// The key of the global (unscoped) catalog in [`MemberRecord::catalogs`].
 pub(crate) const GLOBAL_SCOPE: &str = "";
@@ -66,6 +67,9 @@ pub(crate) struct MemberRecord {
     /// Open listen streams on the node.
     #[serde(default)]
     pub(crate) streams: usize,
+    /// Which code the node runs (absent in records of older versions).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) identity: Option<ExecutionIdentity>,
 }
 
 impl MemberRecord {
@@ -90,7 +94,8 @@ mod tests {
 
     #[test]
     fn records_round_trip_and_unknown_fields_are_ignored() {
-        let mut record = MemberRecord { v: MemberRecord::FORMAT, streams: 3, ..Default::default() };
+        let identity = Some(ExecutionIdentity::minted("1.2.3"));
+        let mut record = MemberRecord { v: MemberRecord::FORMAT, streams: 3, identity, ..Default::default() };
         record.catalogs.insert(GLOBAL_SCOPE.into(), CatalogRevisions::of([1, 2, 3, 4]));
         assert_eq!(MemberRecord::parse(&record.encode()), Some(record.clone()));
         let newer = r#"{"v":2,"catalogs":{"":{"tools":"01","prompts":"02","resources":"03","resourceTemplates":"04","x":1}},"future":[]}"#;

@@ -21,8 +21,9 @@ use tokio::time::Instant;
 
 use super::convergence::{Convergence, Decision, Revision};
 use super::record::{CatalogRevisions, GLOBAL_SCOPE, MemberRecord};
-use super::status::{FleetMember, FleetStatus, ListConvergence};
+use super::status::{BuildCount, FleetMember, FleetStatus, ListConvergence};
 use crate::catalog::{McpServer, WeakServer};
+use crate::identity::ExecutionIdentity;
 use crate::listen::{Fanout, ListenRouter};
 use crate::metrics::Metrics;
 use crate::notify::list_event;
@@ -92,6 +93,8 @@ pub(crate) struct FleetWatch {
     router: ListenRouter,
     metrics: Metrics,
     started: Instant,
+    /// Which code this node runs, announced with its catalogs.
+    identity: Arc<ExecutionIdentity>,
 }
 
 impl FleetWatch {
@@ -102,6 +105,7 @@ impl FleetWatch {
         fanout: Arc<Fanout>,
         router: ListenRouter,
         metrics: Metrics,
+        identity: Arc<ExecutionIdentity>,
     ) -> Self {
         FleetWatch {
             node_id: bus.node_id().to_owned(),
@@ -115,6 +119,7 @@ impl FleetWatch {
             router,
             metrics,
             started: Instant::now(),
+            identity,
         }
     }
 
@@ -172,6 +177,7 @@ impl FleetWatch {
             v: MemberRecord::FORMAT,
             catalogs: self.own_catalogs(),
             streams: self.router.open_streams(),
+            identity: Some((*self.identity).clone()),
         };
         if let Err(err) = self.bus.announce(record.encode(), self.timing.ttl).await {
             tracing::warn!(error = %err, "could not announce this node to the fleet");
@@ -263,6 +269,7 @@ impl FleetWatch {
                     node_id: node.clone(),
                     catalogs: seen.record.catalogs.clone(),
                     open_streams: seen.record.streams,
+                    identity: seen.record.identity.clone(),
                     // Its announcement was made a TTL before it expires.
                     last_seen_ms_ago: millis(self.timing.ttl.saturating_sub(expires_in)),
                     expires_in_ms: millis(expires_in),
@@ -288,7 +295,8 @@ impl FleetWatch {
                 })
             })
             .collect();
-        FleetStatus { node_id: self.node_id.clone(), members, lists }
+        let builds = BuildCount::of(&members);
+        FleetStatus { node_id: self.node_id.clone(), identity: (*self.identity).clone(), members, builds, lists }
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {

@@ -1,4 +1,5 @@
-//! `server/discover` (spec digest §9): versions, capabilities, instructions, cacheable.
+//! `server/discover` (spec digest §9): versions, capabilities, instructions, cacheable; in
+//! `_meta`, the catalog's revisions and which code answers ([`crate::ExecutionIdentity`]).
 
 use mcp_fleet_protocol::cursor::revision_hex;
 use mcp_fleet_protocol::envelope::CATALOG_KEY;
@@ -8,6 +9,7 @@ use serde_json::{Value, json};
 
 use super::MethodRequest;
 use crate::catalog::Catalog;
+use crate::identity::EXECUTION_KEY;
 
 /// The capabilities a catalog advertises: identical on every replica serving the same code.
 pub(crate) fn capabilities(catalog: &Catalog) -> Value {
@@ -41,7 +43,7 @@ pub(super) fn discover(req: &MethodRequest<'_>) -> Value {
         .iter()
         .map(|&kind| (kind.result_key().to_owned(), json!(revision_hex(req.catalog.list(kind).1))))
         .collect();
-    result["_meta"] = json!({CATALOG_KEY: revisions});
+    result["_meta"] = json!({CATALOG_KEY: revisions, EXECUTION_KEY: *req.shared.identity});
     let Value::Object(mut obj) = result else { unreachable!("built as an object above") };
     req.server.cache_policy().discover.apply(&mut obj);
     stamp_result(&mut obj, req.server.info());

@@ -35,6 +35,9 @@ fn invalid_state(refused: &Refused) -> RpcError {
     let data = match refused {
         Refused::Invalid => json!({"reason": "invalid_request_state"}),
         Refused::UnknownKey { kid } => json!({"reason": "invalid_request_state", "unknownKeyId": kid}),
+        Refused::Stale { minted, current } => {
+            json!({"reason": "stale_request_state", "mintedRevision": minted, "currentRevision": current})
+        }
     };
     RpcError::invalid_params(refused.message()).with_data(data).in_band()
 }
@@ -43,7 +46,7 @@ fn invalid_state(refused: &Refused) -> RpcError {
 fn read_retry(
     params: &Map<String, Value>,
     codec: &StateCodec,
-    binding: &str,
+    (binding, revision): (&str, &str),
     ctx: &mut CallContext,
 ) -> Result<(), RpcError> {
     match params.get("inputResponses") {
@@ -60,25 +63,38 @@ fn read_retry(
     // The 2026-07-28 spec: servers MUST verify requestState integrity; it is always signed.
     ctx.request_state = match params.get("requestState") {
         None => None,
-        Some(Value::String(token)) => Some(codec.verify(token, binding).map_err(|r| invalid_state(&r))?),
+        Some(Value::String(token)) => Some(codec.verify(token, binding, revision).map_err(|r| invalid_state(&r))?),
         Some(_) => return Err(invalid_state(&Refused::Invalid)),
     };
     Ok(())
 }
 
+/// The revision of a definition (a tool, prompt, resource or template as listed): 16 hex
+/// digits of the SHA-256 of its canonical JSON. Equal on every replica serving the same
+/// definition; any change to it (description, schema, annotations, …) changes it.
+pub(super) fn definition_revision(definition: &Value) -> String {
+    use sha2::Digest as _;
+    let digest = sha2::Sha256::digest(mcp_fleet_protocol::jsonrpc::value_bytes(definition));
+    digest[..8].iter().map(|b| format!("{b:02x}")).collect()
+}
+
 /// Start a call that may answer `input_required`: its context (with the notification channel
-/// that switches the response to SSE), the retry's inputs read and verified, and the
-/// [`Finisher`] that will turn the handler's outcome into the result object.
+/// that switches the response to SSE), the retry's inputs read and verified — state minted for
+/// another revision of the target's `definition` refused as stale — and the [`Finisher`] that
+/// will turn the handler's outcome into the result object.
 pub(super) fn start_call(
     req: &MethodRequest<'_>,
     method: Method,
     target: &str,
+    definition: &Value,
 ) -> Result<(CallContext, Option<NotificationReceiver>, Finisher), RpcError> {
     let (mut ctx, notifications) = req.call_context();
     let binding = binding(method, target, &ctx, &req.params);
+    let revision = definition_revision(definition);
     let codec = req.shared.state_codec.clone();
-    read_retry(&req.params, &codec, &binding, &mut ctx)?;
-    let finisher = Finisher { info: req.server.info().clone(), codec, binding, meta: req.meta.clone() };
+    read_retry(&req.params, &codec, (&binding, &revision), &mut ctx)?;
+    let meta = req.meta.clone();
+    let finisher = Finisher { info: req.server.info().clone(), codec, binding, revision, meta };
     Ok((ctx, notifications, finisher))
 }
 
@@ -88,6 +104,8 @@ pub(crate) struct Finisher {
     info: Arc<Value>,
     codec: StateCodec,
     binding: String,
+    /// The target's definition revision, which minted state carries.
+    revision: String,
     meta: RequestMeta,
 }
 
@@ -110,7 +128,7 @@ impl Finisher {
                 }
                 obj
             }
-            Outcome::InputRequired(ir) => input_required(ir, &self.codec, &self.binding, &self.meta)?,
+            Outcome::InputRequired(ir) => input_required(ir, self, &self.meta)?,
         };
         stamp_result(&mut result, &self.info);
         Ok(Value::Object(result))
@@ -122,12 +140,7 @@ impl Finisher {
     }
 }
 
-fn input_required(
-    ir: InputRequired,
-    codec: &StateCodec,
-    binding: &str,
-    meta: &RequestMeta,
-) -> Result<Map<String, Value>, RpcError> {
+fn input_required(ir: InputRequired, signer: &Finisher, meta: &RequestMeta) -> Result<Map<String, Value>, RpcError> {
     if ir.input_requests.is_empty() && ir.request_state.is_none() {
         return Err(RpcError::internal("input_required needs inputRequests or requestState"));
     }
@@ -142,7 +155,8 @@ fn input_required(
         obj.insert("inputRequests".into(), Value::Object(ir.input_requests));
     }
     if let Some(state) = ir.request_state {
-        obj.insert("requestState".into(), Value::String(codec.sign(&state, binding)));
+        let token = signer.codec.sign(&state, &signer.binding, &signer.revision);
+        obj.insert("requestState".into(), Value::String(token));
     }
     Ok(obj)
 }

@@ -22,7 +22,8 @@ pub(super) fn prepare_get(req: &MethodRequest<'_>) -> Result<Prepared, RpcError>
     if let Some(missing) = entry.def.arguments.iter().find(|a| a.required && !arguments.contains_key(&a.name)) {
         return Err(RpcError::invalid_params(format!("Missing required prompt argument {:?}", missing.name)).in_band());
     }
-    let (ctx, notifications, finisher) = start_call(req, Method::PromptsGet, &name)?;
+    let definition = serde_json::to_value(&entry.def).unwrap_or(serde_json::Value::Null);
+    let (ctx, notifications, finisher) = start_call(req, Method::PromptsGet, &name, &definition)?;
     let get = entry.get.clone();
     let future = async move {
         let outcome = run_guarded(&get, PromptGet { arguments, ctx }).await?;

@@ -1,6 +1,7 @@
 //! The handler's `requestState` codec: signs interim state with the first key of the ring (the
 //! same ring on every replica, so a retry may land anywhere) and verifies it on the retry with
-//! any key of the ring, bound to the method, the target name and the caller.
+//! any key of the ring, bound to the method, the target name and the caller, and carrying the
+//! definition revision of its target (compared by `mrtr` with the current one).
 //!
 //! State is always signed (the 2026-07-28 spec: servers MUST verify `requestState` integrity).
 //! Without configured keys the codec makes up a random per-process key, with a warning at
@@ -9,6 +10,7 @@
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+pub(crate) use mcp_fleet_protocol::state::Verified;
 use mcp_fleet_protocol::state::{EPHEMERAL_KID_PREFIX, StateError, StateKey, StateSigner, key_id};
 use serde_json::Value;
 
@@ -30,6 +32,13 @@ pub(crate) enum Refused {
     UnknownKey {
         /// The id the token names.
         kid: String,
+    },
+    /// Minted for another definition of its target (the catalog changed in between).
+    Stale {
+        /// The revision the state was minted for.
+        minted: String,
+        /// The target's current revision.
+        current: String,
     },
 }
 
@@ -58,12 +67,27 @@ impl StateCodec {
         &self.signer
     }
 
-    pub(crate) fn sign(&self, payload: &Value, binding: &str) -> String {
-        self.signer.sign(payload, binding, now_secs(), self.ttl.as_secs())
+    /// Sign `payload` for `binding`, minted for the target's definition `revision`.
+    pub(crate) fn sign(&self, payload: &Value, binding: &str, revision: &str) -> String {
+        self.signer.sign_revised(payload, binding, Some(revision), now_secs(), self.ttl.as_secs())
     }
 
-    pub(crate) fn verify(&self, token: &str, binding: &str) -> Result<Value, Refused> {
-        self.signer.verify(token, binding, now_secs()).map_err(|reason| {
+    /// Verify `token` for `binding`; refused as [`Refused::Stale`] when it was minted for a
+    /// definition revision other than `current`. A token without a revision (minted by a
+    /// version before revisions) is accepted: it cannot say what it approved.
+    pub(crate) fn verify(&self, token: &str, binding: &str, current: &str) -> Result<Value, Refused> {
+        let Verified { payload, revision } = self.verify_token(token, binding)?;
+        match revision {
+            Some(minted) if minted != current => {
+                tracing::info!(%minted, current, "refused requestState minted for another definition");
+                Err(Refused::Stale { minted, current: current.to_owned() })
+            }
+            _ => Ok(payload),
+        }
+    }
+
+    fn verify_token(&self, token: &str, binding: &str) -> Result<Verified, Refused> {
+        self.signer.verify_revised(token, binding, now_secs()).map_err(|reason| {
             tracing::info!(%reason, kid = key_id(token), "refused requestState");
             match (reason, key_id(token)) {
                 (StateError::UnknownKey, Some(kid)) => Refused::UnknownKey { kid: kid.to_owned() },
@@ -85,6 +109,10 @@ impl Refused {
             Refused::UnknownKey { kid } => format!(
                 "requestState was signed with key {kid}, which this replica does not hold: every replica needs the \
                  same request_state_key ring"
+            ),
+            Refused::Stale { minted, current } => format!(
+                "requestState was minted for revision {minted} of this definition, which is now {current}: fetch \
+                 it again and ask again"
             ),
         }
     }
