@@ -22,7 +22,8 @@ use crate::state::NodeState;
 pub(crate) async fn run(config: Config, stop: impl Future<Output = ()>) -> Result<(), Box<dyn std::error::Error>> {
     nofile::report(nofile::raise(), config.max_streams);
     // Reading the whole executable blocks: off the runtime, while the node starts.
-    let identity = tokio::task::spawn_blocking(observe_identity);
+    let (pod_uid, image) = (config.pod_uid.clone(), config.image.clone());
+    let identity = tokio::task::spawn_blocking(move || observe_identity(pod_uid, image));
     let token = config.admin_token()?;
     if let Some(addr) = config.admin_listen {
         admin::check_exposure(addr, token.is_some(), config.admin_insecure)?;
@@ -77,9 +78,14 @@ pub(crate) async fn run(config: Config, stop: impl Future<Output = ()>) -> Resul
     Ok(())
 }
 
-/// This process's execution identity: the node's version, the commit `build.rs` recorded.
-fn observe_identity() -> ExecutionIdentity {
-    ExecutionIdentity::observe(env!("CARGO_PKG_VERSION"), option_env!("MCP_FLEET_COMMIT"))
+/// This process's execution identity: the node's version, the commit `build.rs` recorded,
+/// and the pod UID and image the orchestrator passed (`--pod-uid`, `--image`).
+fn observe_identity(pod_uid: Option<String>, image: Option<String>) -> ExecutionIdentity {
+    let mut identity = ExecutionIdentity::observe(env!("CARGO_PKG_VERSION"), option_env!("MCP_FLEET_COMMIT"));
+    let given = |v: Option<String>| v.map(|v| v.trim().to_owned()).filter(|v| !v.is_empty());
+    identity.pod_uid = given(pod_uid).or(identity.pod_uid);
+    identity.image = given(image).or(identity.image);
+    identity
 }
 
 fn options(config: &Config, node_id: String) -> HandlerOptions {

@@ -65,6 +65,16 @@ pub(crate) struct Config {
     #[arg(long, env = "MCP_FLEET_ALLOWED_ORIGINS", value_delimiter = ',', default_value = "localhost,127.0.0.1,[::1]")]
     pub(crate) allowed_origins: Vec<String>,
 
+    /// This replica's pod UID, part of its execution identity (the chart sets it through the
+    /// downward API).
+    #[arg(long, env = "MCP_FLEET_POD_UID")]
+    pub(crate) pod_uid: Option<String>,
+
+    /// The image reference this replica runs, part of its execution identity (the chart
+    /// sets it).
+    #[arg(long, env = "MCP_FLEET_IMAGE")]
+    pub(crate) image: Option<String>,
+
     /// Most open subscriptions/listen streams on this node.
     #[arg(long, env = "MCP_FLEET_MAX_STREAMS", default_value_t = 10_000)]
     pub(crate) max_streams: usize,
