@@ -6,8 +6,9 @@
 use std::time::Duration;
 
 use http::StatusCode;
+use mcp_fleet_protocol::tasks::TaskStatus;
+use mcp_fleet_server::TaskOptions;
 use mcp_fleet_server::types::CallToolResult;
-use mcp_fleet_server::{TaskOptions, protocol::tasks::TaskStatus};
 use mcp_fleet_tests::cluster::tenant_from_header;
 use mcp_fleet_tests::tasks::{TASKS, TaskClient, await_task_notification, task_options, task_server};
 use mcp_fleet_tests::tasks_spec::counter;

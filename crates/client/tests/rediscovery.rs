@@ -13,8 +13,9 @@ use mcp_fleet_client::{
     CatalogWatcher, ClientError, FetchOptions, Freshness, ListKind, Observer, RefreshHandle, RequestTiming, Snapshot,
     StateReceiver, SubscriptionFilter, VerifyPolicy, WatcherOptions, fetch_snapshot,
 };
+use mcp_fleet_server::auth::AuthError;
 use mcp_fleet_server::types::{CacheHint, CacheScope, Prompt, Resource, ResourceContents, ResourceTemplate};
-use mcp_fleet_server::{AuthError, CachePolicy, HandlerOptions, McpServer, Principal};
+use mcp_fleet_server::{CachePolicy, HandlerOptions, McpServer, Principal};
 use serde_json::Value;
 use support::*;
 

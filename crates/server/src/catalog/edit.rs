@@ -10,7 +10,7 @@ use mcp_fleet_protocol::types::{
 use serde_json::Value;
 
 use super::entries::{PromptEntry, ResourceEntry, TemplateEntry, ToolEntry};
-use super::handler::{Handler, PromptGet, ResourceRead, ToolCall, shared};
+use super::entry_handler::{Handler, PromptGet, ResourceRead, ToolCall, shared};
 use super::listing::Listing;
 use super::server::Catalog;
 use super::template::UriTemplate;

@@ -8,7 +8,7 @@ use mcp_fleet_protocol::types::{
 };
 use serde_json::Value;
 
-use super::handler::{PromptGet, ResourceRead, SharedHandler, ToolCall};
+use super::entry_handler::{PromptGet, ResourceRead, SharedHandler, ToolCall};
 use super::template::UriTemplate;
 use crate::context::Principal;
 

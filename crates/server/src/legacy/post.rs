@@ -10,7 +10,7 @@
 use std::sync::Arc;
 
 use http::{HeaderValue, Method, Response, StatusCode, header};
-use mcp_fleet_bus::envelope::SessionOp;
+use mcp_fleet_bus::SessionOp;
 use mcp_fleet_bus::{Change, EventEnvelope};
 use mcp_fleet_protocol::envelope::LogLevel;
 use mcp_fleet_protocol::jsonrpc::{encode_error, encode_result};
@@ -250,7 +250,7 @@ impl McpHandler {
     /// bus's copy is dropped here as a duplicate).
     async fn publish_session(&self, change: Change) -> Result<(), RpcError> {
         let event = EventEnvelope::new(change, self.shared.bus.node_id());
-        self.shared.fanout.deliver_local(&event);
+        self.shared.intake.deliver_local(&event);
         self.shared.bus.publish_event(event).await.map(|_| ()).map_err(|e| {
             self.shared.metrics.publish_failures.inc();
             RpcError::internal(format!("The change was saved but could not be announced to the fleet: {e}"))
