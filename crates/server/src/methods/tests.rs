@@ -23,11 +23,8 @@ async fn handler() -> McpHandler {
         }
         Ok(CallToolResult::text("unreachable"))
     });
-    let prompt = Prompt {
-        name: "p".into(),
-        arguments: vec![PromptArgument { name: "who".into(), description: None, required: true }],
-        ..Prompt::default()
-    };
+    let prompt =
+        Prompt { name: "p".into(), arguments: vec![PromptArgument::new("who").required(true)], ..Prompt::default() };
     server.prompt(prompt, |_g| async { Ok(GetPromptResult::default()) });
     create_mcp_handler(server, HandlerOptions::default().page_size(2)).await.expect("handler")
 }
