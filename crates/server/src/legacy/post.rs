@@ -150,9 +150,18 @@ impl McpHandler {
         self.count_version(version);
         let ctx = RequestContext { principal: principal.cloned(), parts: Arc::new(parts.clone()) };
         let server = self.shared.factory.server(&ctx);
+        let mut capabilities = crate::methods::discover::capabilities(&server.snapshot());
+        // SEP-2133 negotiates extensions in `initialize`; the tasks extension is 2026-07-28's
+        // only (see `crate::extensions`).
+        let handlers = self.shared.extensions.without(mcp_fleet_protocol::tasks::TASKS_EXTENSION);
+        if let Some(extensions) =
+            server.extensions().without(mcp_fleet_protocol::tasks::TASKS_EXTENSION).wire(&handlers)
+        {
+            capabilities["extensions"] = extensions;
+        }
         let mut result = json!({
             "protocolVersion": version,
-            "capabilities": crate::methods::discover::capabilities(&server.snapshot()),
+            "capabilities": capabilities,
             "serverInfo": server.info().as_ref(),
         });
         if let Some(instructions) = server.instructions() {
