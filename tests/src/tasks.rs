@@ -140,17 +140,18 @@ impl TaskClient {
         self.result("tasks/get", json!({"taskId": id})).await
     }
 
-    /// Poll `id` until `done(task)` holds; panics after `within`.
+    /// Poll `id` until `done(task)` holds; panics after `within`, naming what the task was.
     pub async fn wait_until(&self, id: &str, within: Duration, done: impl Fn(&Value) -> bool) -> Value {
-        let deadline = tokio::time::Instant::now() + within;
-        loop {
+        let last = std::sync::Mutex::new(Value::Null);
+        let what = Seen(id, &last);
+        crate::eventually(&what, within, async || {
             let task = self.get(id).await;
-            if done(&task) {
-                return task;
-            }
-            assert!(tokio::time::Instant::now() < deadline, "task {id} still {task} after {within:?}");
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
+            let held = done(&task);
+            *last.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = task;
+            held
+        })
+        .await;
+        last.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// Poll `id` until it has `status`.
@@ -324,5 +325,15 @@ impl Keyspace for SeverableKeyspace {
 
     fn ttl(&self) -> Duration {
         self.inner.ttl()
+    }
+}
+
+/// A task wait's failure message: the task as it was last read.
+struct Seen<'a>(&'a str, &'a std::sync::Mutex<Value>);
+
+impl std::fmt::Display for Seen<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let last = self.1.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        write!(f, "task {} is done (last read: {last})", self.0)
     }
 }

@@ -1,5 +1,7 @@
-//! One behaviour suite for every [`ServerEventBus`] backend (memory, real Redis, real NATS),
-//! so all of them keep the same contract. Enabled by the `testing` feature.
+//! Test support, enabled by the `testing` feature: one behaviour suite for every
+//! [`ServerEventBus`] backend (memory, real Redis, real NATS), so all of them keep the same
+//! contract; [`WrappedBus`], which injects faults into a real backend; and [`eventually`], the
+//! one bounded wait every test of the workspace uses (the lowest crate they all depend on).
 
 use std::future::Future;
 use std::sync::Arc;
@@ -428,11 +430,29 @@ pub async fn next_item(stream: &mut BusStream) -> BusItem {
     tokio::time::timeout(STEP_TIMEOUT, stream.next()).await.expect("an item in time").expect("stream open")
 }
 
-/// Wait (up to 5 s) until `condition` holds, polling every 10 ms.
-pub async fn wait_until(condition: impl Fn() -> bool) {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
-    while !condition() {
-        assert!(tokio::time::Instant::now() < deadline, "condition not reached in time");
+/// How long a test waits for a condition unless it says otherwise: generous, because it is
+/// only reached when something is broken (a condition that holds ends the wait at once).
+pub const WAIT: Duration = Duration::from_secs(10);
+
+/// Poll `check` every 10 ms until it holds; after `within`, panic naming `what` ("timed out
+/// after 10s waiting until {what}"). The one bounded wait of every test in the workspace.
+///
+/// `what` is formatted only when the wait fails, so a `Display` that reads the state under
+/// test (the last error, say) reports it as it was at the deadline. Under paused tokio time
+/// the polls advance the clock, and the deadline is in paused time too.
+///
+/// ```
+/// use std::sync::atomic::{AtomicBool, Ordering};
+/// use mcp_fleet_bus::testing::{WAIT, eventually};
+/// # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
+/// let ready = AtomicBool::new(true);
+/// eventually("the flag is set", WAIT, async || ready.load(Ordering::SeqCst)).await;
+/// # });
+/// ```
+pub async fn eventually(what: impl std::fmt::Display, within: Duration, mut check: impl AsyncFnMut() -> bool) {
+    let deadline = tokio::time::Instant::now() + within;
+    while !check().await {
+        assert!(tokio::time::Instant::now() < deadline, "timed out after {within:?} waiting until {what}");
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
 }
