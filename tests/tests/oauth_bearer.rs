@@ -284,6 +284,14 @@ async fn a_second_unknown_kid_inside_the_window_does_not_refetch() {
     assert_eq!(bearer.jwks_fetches(), 1);
 }
 
+/// Move the clock past the 300 ms refetch window at once: paused only while it moves, so the
+/// JWKS fetches (real HTTP, with their own timeouts) run in real time.
+async fn past_the_window() {
+    tokio::time::pause();
+    tokio::time::advance(Duration::from_millis(350)).await;
+    tokio::time::resume();
+}
+
 #[tokio::test]
 async fn refetch_then_accept_then_the_window_holds() {
     let idp = Idp::start().await;
@@ -292,7 +300,7 @@ async fn refetch_then_accept_then_the_window_holds() {
     config.jwks_refetch_interval = Duration::from_millis(300);
     let bearer = BearerAuthenticator::new(config).unwrap();
     assert!(with_token(&bearer, &idp.token(&good_claims(&idp))).await.is_ok());
-    tokio::time::sleep(Duration::from_millis(350)).await;
+    past_the_window().await;
     // Rotation: unknown kid → refetch → accepted.
     idp.add_key("ec-2", ec_key());
     assert!(with_token(&bearer, &ec_key().sign("ec-2", &good_claims(&idp))).await.is_ok());
@@ -302,7 +310,7 @@ async fn refetch_then_accept_then_the_window_holds() {
     assert_eq!(with_token(&bearer, &unknown).await, Err(invalid_token("unknown signing key")));
     assert_eq!(idp.jwks_fetches(), 2);
     // After the window, one more refetch is allowed (and the kid is still unknown).
-    tokio::time::sleep(Duration::from_millis(350)).await;
+    past_the_window().await;
     assert_eq!(with_token(&bearer, &unknown).await, Err(invalid_token("unknown signing key")));
     assert_eq!(idp.jwks_fetches(), 3);
 }
