@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
+use mcp_fleet_bus::testing::Awaiting;
 use mcp_fleet_bus::{BoxFuture, BusError, BusStream, Keyspace, Record, ServerEventBus};
 use mcp_fleet_server::types::{CallToolResult, Tool};
 use mcp_fleet_server::{HandlerOptions, InputRequired, McpServer, Outcome, TaskOptions, TaskSupport};
@@ -142,16 +143,14 @@ impl TaskClient {
 
     /// Poll `id` until `done(task)` holds; panics after `within`, naming what the task was.
     pub async fn wait_until(&self, id: &str, within: Duration, done: impl Fn(&Value) -> bool) -> Value {
-        let last = std::sync::Mutex::new(Value::Null);
-        let what = Seen(id, &last);
-        crate::eventually(&what, within, async || {
-            let task = self.get(id).await;
-            let held = done(&task);
-            *last.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = task;
-            held
+        let (waiting, mut last) = (Awaiting::new(format!("task {id} is done")), Value::Null);
+        crate::eventually(&waiting, within, async || {
+            last = self.get(id).await;
+            waiting.saw(format_args!("{last}"));
+            done(&last)
         })
         .await;
-        last.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner)
+        last
     }
 
     /// Poll `id` until it has `status`.
@@ -325,15 +324,5 @@ impl Keyspace for SeverableKeyspace {
 
     fn ttl(&self) -> Duration {
         self.inner.ttl()
-    }
-}
-
-/// A task wait's failure message: the task as it was last read.
-struct Seen<'a>(&'a str, &'a std::sync::Mutex<Value>);
-
-impl std::fmt::Display for Seen<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let last = self.1.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        write!(f, "task {} is done (last read: {last})", self.0)
     }
 }

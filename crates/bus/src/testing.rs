@@ -133,48 +133,41 @@ where
     expected.sort();
     // Announcements may travel asynchronously (a watched bucket, heartbeats on a subject):
     // keep announcing, as the heartbeat does, until every node sees the latest of each.
-    let deadline = tokio::time::Instant::now() + STEP_TIMEOUT;
-    'converge: loop {
+    let agreed = Awaiting::new(format!("every node sees {expected:?}"));
+    eventually(&agreed, STEP_TIMEOUT, async || {
         for (node, payload) in nodes.iter().zip(payloads) {
             node.announce(payload.to_owned(), ttl).await.expect("announce again");
         }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-        let mut all_agree = true;
         for node in &nodes {
             let mut seen: Vec<(String, String)> =
                 node.members().await.expect("members").into_iter().map(|m| (m.node_id, m.payload)).collect();
             seen.sort();
-            all_agree &= seen == expected;
-            assert!(tokio::time::Instant::now() < deadline, "{} sees {seen:?}, not {expected:?}", node.backend());
+            if seen != expected {
+                agreed.saw(format_args!("{} sees {seen:?}", node.backend()));
+                return false;
+            }
         }
-        if all_agree {
-            break 'converge;
-        }
-    }
+        true
+    })
+    .await;
     nodes[2].leave().await.expect("leave");
     let left = nodes[2].node_id().to_owned();
     // A leave must not just be waited out: it shows well before the TTL would expire it.
-    let deadline = tokio::time::Instant::now() + ttl / 2;
-    loop {
+    eventually("a leave is seen well before the TTL", ttl / 2, async || {
         let members = nodes[0].members().await.expect("members");
         assert!(members.iter().all(|m| m.expires_in <= ttl));
-        if members.iter().all(|m| m.node_id != left) {
-            break;
-        }
-        assert!(tokio::time::Instant::now() < deadline, "a leave is seen well before the TTL");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+        members.iter().all(|m| m.node_id != left)
+    })
+    .await;
     // Node 0 keeps announcing; node 1 goes silent and must expire.
-    let deadline = tokio::time::Instant::now() + ttl * 3 + STEP_TIMEOUT;
-    loop {
+    let expired = Awaiting::new("the silent member expires");
+    eventually(&expired, ttl * 3 + STEP_TIMEOUT, async || {
         nodes[0].announce("alive".into(), ttl).await.expect("heartbeat");
         let ids: Vec<String> = nodes[0].members().await.expect("members").into_iter().map(|m| m.node_id).collect();
-        if ids == [nodes[0].node_id().to_owned()] {
-            break;
-        }
-        assert!(tokio::time::Instant::now() < deadline, "a silent member did not expire: {ids:?}");
-        tokio::time::sleep(ttl / 4).await;
-    }
+        expired.saw(&ids);
+        ids == [nodes[0].node_id().to_owned()]
+    })
+    .await;
     nodes[0].leave().await.expect("leave");
 }
 
@@ -454,6 +447,50 @@ pub async fn eventually(what: impl std::fmt::Display, within: Duration, mut chec
     while !check().await {
         assert!(tokio::time::Instant::now() < deadline, "timed out after {within:?} waiting until {what}");
         tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+/// What an [`eventually`] waits for, with the last state its check saw: the failure message
+/// reads "… waiting until {what} (last seen: {state})".
+///
+/// ```
+/// use mcp_fleet_bus::testing::{Awaiting, WAIT, eventually};
+/// # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
+/// let members = Awaiting::new("two members");
+/// eventually(&members, WAIT, async || {
+///     let seen = vec!["a", "b"];
+///     members.saw(&seen);
+///     seen.len() == 2
+/// })
+/// .await;
+/// assert_eq!(members.to_string(), r#"two members (last seen: ["a", "b"])"#);
+/// # });
+/// ```
+pub struct Awaiting {
+    what: String,
+    /// Written by the check, read by the failure message: a std mutex, never held across an
+    /// `.await`.
+    last: std::sync::Mutex<Option<String>>,
+}
+
+impl Awaiting {
+    /// A wait until `what`, nothing seen yet.
+    pub fn new(what: impl Into<String>) -> Self {
+        Awaiting { what: what.into(), last: std::sync::Mutex::new(None) }
+    }
+
+    /// Remember `state` as the last one the check saw.
+    pub fn saw(&self, state: impl std::fmt::Debug) {
+        *self.last.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(format!("{state:?}"));
+    }
+}
+
+impl std::fmt::Display for Awaiting {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &*self.last.lock().unwrap_or_else(std::sync::PoisonError::into_inner) {
+            Some(last) => write!(f, "{} (last seen: {last})", self.what),
+            None => f.write_str(&self.what),
+        }
     }
 }
 
