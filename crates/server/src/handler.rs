@@ -24,6 +24,7 @@ use crate::methods::state::StateCodec;
 use crate::metrics::Metrics;
 use crate::notify::{Notifier, NotifierCore, Outbox};
 use crate::options::HandlerOptions;
+use crate::shutdown::ShutdownTrigger;
 use crate::tasks::{TaskParts, TaskSignals, Tasks};
 
 /// Shared state of one handler.
@@ -53,9 +54,9 @@ pub(crate) struct HandlerShared {
     /// `Bearer resource_metadata="…"`, the prefix of this endpoint's challenges, when it is a
     /// protected resource.
     pub(crate) challenge_base: Option<String>,
-    /// Flips to `true` once on shutdown; serve loops and background tasks watch it (and stop
-    /// as well when it is dropped with the last handler clone).
-    pub(crate) shutdown: watch::Sender<bool>,
+    /// Pulled once on shutdown; serve loops, background tasks and running calls listen to it
+    /// (and stop as well when it is dropped with the last handler clone).
+    pub(crate) shutdown: ShutdownTrigger,
     /// Number of running serve loops; `shutdown()` waits for it to reach zero.
     pub(crate) serving: watch::Sender<usize>,
     /// The tasks whose last act must be done before `shutdown()` returns — the fleet's leave
@@ -157,7 +158,7 @@ pub async fn create_mcp_handler(
         identity,
         limits,
         challenge_base,
-        shutdown: watch::channel(false).0,
+        shutdown: ShutdownTrigger::new(),
         serving: watch::channel(0).0,
         farewells: std::sync::Mutex::default(),
     });

@@ -53,11 +53,13 @@
 //! sessions in the fleet, the GET stream, server-to-client requests), `tasks` (the tasks
 //! extension: tasks in the fleet's store, their runners, `tasks/*`), `intercept` (hooks around
 //! calls), `extensions` (what discover advertises), `notify` (the two paths a
-//! change travels), `http` (the hyper service and accept loop), `shutdown`, `trace` (the spans).
+//! change travels), `http` (the hyper service and accept loop), `shutdown` (the drain signal) and
+//! `drain` (what `shutdown()` does), `trace` (the spans).
 
 mod auth;
 mod catalog;
 mod context;
+mod drain;
 mod error;
 mod extensions;
 mod factory;

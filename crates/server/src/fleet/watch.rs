@@ -16,7 +16,7 @@ use std::time::Duration;
 use mcp_fleet_bus::{Change, EventEnvelope, Member, ServerEventBus};
 use mcp_fleet_protocol::ListKind;
 use mcp_fleet_protocol::cursor::revision_hex;
-use tokio::sync::{Notify, watch};
+use tokio::sync::Notify;
 use tokio::time::Instant;
 
 use super::convergence::{Convergence, Decision, Revision};
@@ -27,7 +27,7 @@ use crate::identity::ExecutionIdentity;
 use crate::listen::{Fanout, ListenRouter};
 use crate::metrics::Metrics;
 use crate::notify::list_event;
-use crate::shutdown::signalled;
+use crate::shutdown::Shutdown;
 
 /// How catalog changes reach listen streams (see [`crate::notify`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -151,7 +151,7 @@ impl FleetWatch {
     }
 
     /// Announce, read and evaluate until `stop`; then leave.
-    pub(crate) async fn run(self: Arc<Self>, mut stop: watch::Receiver<bool>) {
+    pub(crate) async fn run(self: Arc<Self>, mut stop: Shutdown) {
         let mut next_beat = Instant::now();
         loop {
             let now = Instant::now();
@@ -164,7 +164,7 @@ impl FleetWatch {
             tokio::select! {
                 _ = tokio::time::sleep(self.timing.poll()) => {}
                 _ = self.changed.notified() => next_beat = Instant::now(),
-                _ = signalled(&mut stop) => break,
+                _ = stop.recv() => break,
             }
         }
         if let Err(err) = self.bus.leave().await {

@@ -65,12 +65,30 @@ pub(crate) fn prepare(req: MethodRequest<'_>) -> Result<Prepared, RpcError> {
     match family {
         Family::Discover => Ok(Prepared::Immediate(discover::discover(&req))),
         Family::List(list) => lists::list(&req, list).map(Prepared::Immediate),
-        Family::CallTool => tools::prepare_call(&req),
-        Family::ReadResource => resources::prepare_read(&req),
-        Family::GetPrompt => prompts::prepare_get(&req),
+        Family::CallTool => ended(&req, tools::prepare_call),
+        Family::ReadResource => ended(&req, resources::prepare_read),
+        Family::GetPrompt => ended(&req, prompts::prepare_get),
         Family::Complete => completion::prepare(&req),
         Family::Listen => listen::open(&req),
         Family::Task(method) => crate::tasks::prepare(&req, method),
+    }
+}
+
+/// A call (`tools/call`, `resources/read`, `prompts/get`) prepared by `prepare`, and the end
+/// every such call has whatever its method: the drain's deadline, at which a call still
+/// running is answered with the error naming the epoch that ends (`crate::drain`).
+fn ended(
+    req: &MethodRequest<'_>,
+    prepare: fn(&MethodRequest<'_>) -> Result<Prepared, RpcError>,
+) -> Result<Prepared, RpcError> {
+    match prepare(req)? {
+        Prepared::Call { future, notifications } => {
+            let shared = req.shared;
+            let epoch = &shared.identity.epoch;
+            let future = crate::drain::cut_at_deadline(future, shared.shutdown.subscribe(), epoch, shared.bus.node_id());
+            Ok(Prepared::Call { future, notifications })
+        }
+        other => Ok(other),
     }
 }
 
