@@ -64,6 +64,7 @@ impl McpHandler {
                 tracing::warn!("the fleet's leave or the outbox's last round did not finish by the shutdown deadline");
             }
         }
+        shared.audit.flush(ANSWER_GRACE).await;
     }
 
     /// Whether [`McpHandler::shutdown`] was called: the node drains and should not be ready.

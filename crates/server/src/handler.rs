@@ -11,6 +11,7 @@ use std::sync::Arc;
 use mcp_fleet_bus::{MemoryBus, ServerEventBus};
 use tokio::sync::watch;
 
+use crate::audit::{AuditOrigin, AuditTrail};
 use crate::auth::challenge::resource_metadata_base;
 use crate::auth::{LimitGate, PrincipalLimits};
 use crate::error::ServerError;
@@ -49,6 +50,8 @@ pub(crate) struct HandlerShared {
     pub(crate) state_codec: StateCodec,
     /// Which code answers (shown in discover, the membership record, `build_info`).
     pub(crate) identity: Arc<ExecutionIdentity>,
+    /// The record of every call and task transition (off unless the options ask for it).
+    pub(crate) audit: AuditTrail,
     /// Per-principal request rate and open-stream allowance.
     pub(crate) limits: LimitGate,
     /// `Bearer resource_metadata="…"`, the prefix of this endpoint's challenges, when it is a
@@ -97,6 +100,8 @@ pub async fn create_mcp_handler(
     let identity =
         Arc::new(options.identity.clone().unwrap_or_else(|| ExecutionIdentity::minted(env!("CARGO_PKG_VERSION"))));
     metrics.set_build_info(&identity);
+    let origin = AuditOrigin::new(&options.resolved_node_id(), &identity);
+    let audit = AuditTrail::open(options.audit.as_ref(), origin, metrics.audit.clone());
     let router = ListenRouter::new(options.listen, metrics.clone());
     let ring = state_codec.ring().clone();
     let session_streams =
@@ -131,6 +136,7 @@ pub async fn create_mcp_handler(
         fleet: fleet.clone(),
         metrics: metrics.clone(),
         membership_ttl: options.membership_ttl,
+        audit: audit.clone(),
     };
     let tasks = Tasks::open(&options.tasks, task_parts).await?;
     factory.attach(&notifier)?;
@@ -156,6 +162,7 @@ pub async fn create_mcp_handler(
         metrics: metrics.clone(),
         state_codec,
         identity,
+        audit,
         limits,
         challenge_base,
         shutdown: ShutdownTrigger::new(),

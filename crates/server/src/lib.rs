@@ -28,6 +28,7 @@
 //! | [`BusHealthState`] | Whether the node hears the bus ([`McpHandler::bus_health`]). |
 //! | [`CatalogNotifications`], [`FleetStatus`], [`FleetMember`], [`BuildCount`], [`ListConvergence`], [`CatalogRevisions`] | Fleet-consistent catalogs: when catalog changes are announced, and the fleet's membership ([`McpHandler::fleet`]). |
 //! | [`ExecutionIdentity`] | Which code answers: execution epoch, executable digest, version, commit, image ([`HandlerOptions::identity`]). |
+//! | [`AuditOptions`], [`AuditSink`], [`JsonLinesSink`], [`AuditRecord`], [`AuditOrigin`], [`AuditPrincipal`] | The audit trail: one record per call and task transition, to JSON lines or any sink ([`HandlerOptions::audit`]). |
 //! | [`ResponseBody`] | The body type of [`McpHandler::handle`]'s responses. |
 //! | [`serve_http`], [`shutdown_signal`] | Serve another hyper service (an admin port) with the same connection handling and drain; wait for SIGINT/SIGTERM. |
 //! | [`ServerError`], [`RpcError`], [`LogLevel`] | Errors, and the log levels of `notifications/message`. |
@@ -52,10 +53,11 @@
 //! `listen` (the bus consumer, the router and the listen streams), `legacy` (the 2025 era:
 //! sessions in the fleet, the GET stream, server-to-client requests), `tasks` (the tasks
 //! extension: tasks in the fleet's store, their runners, `tasks/*`), `intercept` (hooks around
-//! calls), `extensions` (what discover advertises), `notify` (the two paths a
+//! calls), `audit` (the record of every call), `extensions` (what discover advertises), `notify` (the two paths a
 //! change travels), `http` (the hyper service and accept loop), `shutdown` (the drain signal) and
 //! `drain` (what `shutdown()` does), `trace` (the spans).
 
+mod audit;
 mod auth;
 mod catalog;
 mod context;
@@ -79,6 +81,7 @@ mod shutdown;
 mod tasks;
 pub mod trace;
 
+pub use audit::{AuditOptions, AuditOrigin, AuditPrincipal, AuditRecord, AuditSink, JsonLinesSink};
 #[cfg(feature = "oauth")]
 pub use auth::BearerAuthenticator;
 #[cfg(feature = "oauth")]

@@ -74,6 +74,19 @@ pub(crate) struct Metrics {
     pub(crate) tasks: TaskMetrics,
     /// `build_info{version, commit, exe_sha256, image} 1`: which code this node runs.
     pub(crate) build_info: Family<BuildLabels, Gauge>,
+    /// The audit trail (see `crate::audit`).
+    pub(crate) audit: AuditMetrics,
+}
+
+/// Metrics of the audit trail.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct AuditMetrics {
+    /// Records every sink took.
+    pub(crate) written: Counter,
+    /// Records dropped because the queue to the sinks was full (a slow or stalled sink).
+    pub(crate) dropped: Counter,
+    /// Writes or flushes a sink failed.
+    pub(crate) sink_errors: Counter,
 }
 
 /// Labels of [`Metrics::build_info`] (absent values are empty strings).
@@ -229,6 +242,7 @@ impl Default for Metrics {
             legacy: LegacyMetrics::default(),
             tasks: TaskMetrics::default(),
             build_info: Family::default(),
+            audit: AuditMetrics::default(),
         }
         .with_known_labels()
     }
@@ -425,6 +439,14 @@ impl Metrics {
             "Catalog changes announced because the fleet did not converge in time",
             m.convergence_timeouts,
         );
+        let a = m.audit;
+        registry.register("audit_records_written", "Audit records every sink took", a.written);
+        registry.register(
+            "audit_records_dropped",
+            "Audit records dropped because the queue to the sinks was full (a slow or stalled sink)",
+            a.dropped,
+        );
+        registry.register("audit_sink_errors", "Audit sink writes or flushes that failed", a.sink_errors);
         let l = m.legacy;
         registry.register(
             "legacy_sessions_created",
@@ -571,6 +593,7 @@ mod tests {
             "mcp_fleet_task_duration_seconds_count{status=\"failed\"} 0\n",
             "mcp_fleet_task_requests_routed_total{method=\"tasks/cancel\"} 0\n",
             "mcp_fleet_tasks_orphaned_total{reason=\"replica_lost\"} 0\n",
+            "mcp_fleet_audit_records_dropped_total 0\n",
         ] {
             assert!(text.contains(series), "{series}");
         }

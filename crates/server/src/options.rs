@@ -75,6 +75,7 @@ pub struct HandlerOptions {
     /// Around every `tools/call`, the first outermost (see [`crate::intercept`]).
     pub(crate) interceptors: Arc<[Arc<dyn crate::intercept::CallInterceptor>]>,
     pub(crate) identity: Option<ExecutionIdentity>,
+    pub(crate) audit: Option<crate::audit::AuditOptions>,
 }
 
 impl Default for HandlerOptions {
@@ -112,6 +113,7 @@ impl Default for HandlerOptions {
             interceptors: Arc::new([]),
             tasks: TaskOptions::default(),
             identity: None,
+            audit: None,
         }
     }
 }
@@ -150,6 +152,13 @@ impl HandlerOptions {
     /// and this crate's version, no executable digest.
     pub fn identity(mut self, identity: ExecutionIdentity) -> Self {
         self.identity = Some(identity);
+        self
+    }
+
+    /// Keep an audit trail of every `tools/call`, `prompts/get`, `resources/read` and task
+    /// transition (see [`AuditOptions`](crate::AuditOptions)). Default: off.
+    pub fn audit(mut self, audit: crate::audit::AuditOptions) -> Self {
+        self.audit = Some(audit);
         self
     }
 
