@@ -17,7 +17,7 @@ use crate::auth::{LimitGate, PrincipalLimits};
 use crate::error::ServerError;
 use crate::factory::ServerFactory;
 use crate::fleet::{FleetStatus, FleetTiming, FleetWatch};
-use crate::identity::ExecutionIdentity;
+use crate::identity::{ExecutionIdentity, RevisionSalt};
 use crate::legacy::{Legacy, SessionStreams};
 use crate::listen::supervisor::{self, ConsumerParts};
 use crate::listen::{BusHealth, BusHealthState, Fanout, ListenRouter, keepalive, monitor};
@@ -50,6 +50,8 @@ pub(crate) struct HandlerShared {
     pub(crate) state_codec: StateCodec,
     /// Which code answers (shown in discover, the membership record, `build_info`).
     pub(crate) identity: Arc<ExecutionIdentity>,
+    /// What the tools revision folds in (`HandlerOptions::identity_in_tools_revision`).
+    pub(crate) revision_salt: RevisionSalt,
     /// The record of every call and task transition (off unless the options ask for it).
     pub(crate) audit: AuditTrail,
     /// Per-principal request rate and open-stream allowance.
@@ -100,6 +102,7 @@ pub async fn create_mcp_handler(
     let identity =
         Arc::new(options.identity.clone().unwrap_or_else(|| ExecutionIdentity::minted(env!("CARGO_PKG_VERSION"))));
     metrics.set_build_info(&identity);
+    let revision_salt = RevisionSalt::of(&identity, options.identity_in_tools_revision);
     let origin = AuditOrigin::new(&options.resolved_node_id(), &identity);
     let audit = AuditTrail::open(options.audit.as_ref(), origin, metrics.audit.clone());
     let router = ListenRouter::new(options.listen, metrics.clone());
@@ -111,15 +114,18 @@ pub async fn create_mcp_handler(
     let fanout = Arc::new(Fanout::new(streams, metrics.clone(), options.dedupe_window));
     let outbox = Arc::new(Outbox::new(metrics.clone()));
     let timing = FleetTiming { ttl: options.membership_ttl, convergence_timeout: options.convergence_timeout };
-    let fleet = Arc::new(FleetWatch::new(
-        bus.clone(),
-        options.catalog_notifications,
-        timing,
-        fanout.clone(),
-        router.clone(),
-        metrics.clone(),
-        identity.clone(),
-    ));
+    let fleet = Arc::new(
+        FleetWatch::new(
+            bus.clone(),
+            options.catalog_notifications,
+            timing,
+            fanout.clone(),
+            router.clone(),
+            metrics.clone(),
+            identity.clone(),
+        )
+        .salted(revision_salt),
+    );
     let notifier = Notifier::new(NotifierCore {
         bus: bus.clone(),
         metrics: metrics.clone(),
@@ -162,6 +168,7 @@ pub async fn create_mcp_handler(
         metrics: metrics.clone(),
         state_codec,
         identity,
+        revision_salt,
         audit,
         limits,
         challenge_base,

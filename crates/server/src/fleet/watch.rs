@@ -23,7 +23,7 @@ use super::convergence::{Convergence, Decision, Revision};
 use super::record::{CatalogRevisions, GLOBAL_SCOPE, MemberRecord};
 use super::status::{BuildCount, FleetMember, FleetStatus, ListConvergence};
 use crate::catalog::{McpServer, WeakServer};
-use crate::identity::ExecutionIdentity;
+use crate::identity::{ExecutionIdentity, RevisionSalt};
 use crate::listen::{Fanout, ListenRouter};
 use crate::metrics::Metrics;
 use crate::notify::list_event;
@@ -95,6 +95,8 @@ pub(crate) struct FleetWatch {
     started: Instant,
     /// Which code this node runs, announced with its catalogs.
     identity: Arc<ExecutionIdentity>,
+    /// Folded into the revisions this node announces (see [`FleetWatch::salted`]).
+    salt: RevisionSalt,
 }
 
 impl FleetWatch {
@@ -120,7 +122,14 @@ impl FleetWatch {
             metrics,
             started: Instant::now(),
             identity,
+            salt: RevisionSalt::default(),
         }
+    }
+
+    /// Announce the revisions with `salt` folded in, as this node's lists show them.
+    pub(crate) fn salted(mut self, salt: RevisionSalt) -> Self {
+        self.salt = salt;
+        self
     }
 
     /// How catalog changes reach listen streams.
@@ -146,7 +155,9 @@ impl FleetWatch {
         catalogs.retain(|_, server| server.upgrade().is_some());
         catalogs
             .iter()
-            .filter_map(|(scope, server)| Some((scope.clone(), CatalogRevisions::of(server.upgrade()?.revisions()))))
+            .filter_map(|(scope, server)| {
+                Some((scope.clone(), CatalogRevisions::of(self.salt.apply_all(server.upgrade()?.revisions()))))
+            })
             .collect()
     }
 

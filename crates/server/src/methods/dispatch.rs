@@ -126,7 +126,7 @@ fn call_facts<'a>(req: &'a MethodRequest<'_>, method: Method) -> CallFacts<'a> {
         Method::PromptsGet => ("name", ListKind::Prompts),
         _ => ("name", ListKind::Tools),
     };
-    let revision = req.catalog.list(kind).1;
+    let revision = req.shared.revision_salt.apply(kind, req.catalog.list(kind).1);
     CallFacts {
         method: method.as_str(),
         name: req.params.get(target).and_then(Value::as_str).unwrap_or_default().to_owned(),
