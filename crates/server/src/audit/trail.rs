@@ -71,10 +71,12 @@ impl AuditTrail {
         AuditTrail { inner: Some(Arc::new(inner)) }
     }
 
-    /// A call arriving now; `None` when audit is off. Finish it with [`CallStart::finish`]
+    /// A call arriving now, its `facts` read only when audit is on (nothing is computed for a
+    /// handler without audit); `None` when it is off. Finish it with [`CallStart::finish`]
     /// (dropped unfinished, it is recorded as `cancelled`).
-    pub(crate) fn start(&self, facts: CallFacts<'_>) -> Option<CallStart> {
+    pub(crate) fn start<'a>(&self, facts: impl FnOnce() -> CallFacts<'a>) -> Option<CallStart> {
         let inner = self.inner.as_ref()?;
+        let facts = facts();
         let record = AuditRecord {
             time_ms: unix_ms(),
             origin: inner.origin.clone(),

@@ -84,7 +84,7 @@ fn ended(
     method: Method,
     prepare: fn(&MethodRequest<'_>) -> Result<Prepared, RpcError>,
 ) -> Result<Prepared, RpcError> {
-    let audit = req.shared.audit.start(call_facts(req, method));
+    let audit = req.shared.audit.start(|| call_facts(req, method));
     let finish = |audit: Option<CallStart>, answer: Result<&Value, &RpcError>| {
         if let Some(audit) = audit {
             audit.finish(answer);
