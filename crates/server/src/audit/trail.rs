@@ -178,8 +178,15 @@ impl Drop for CallStart {
     }
 }
 
-/// The writer thread: queued records to every sink, flushed whenever the queue runs empty;
-/// ends when the last handler clone is gone.
+/// How long the writer waits for more records before flushing: records reach the file at
+/// most this late, and under load one write carries many of them.
+const FLUSH_DELAY: Duration = Duration::from_millis(5);
+
+/// Records written between two flushes at most (a steady stream is still flushed).
+const MAX_BATCH: usize = 1024;
+
+/// The writer thread: queued records to every sink, flushed once no record came for
+/// [`FLUSH_DELAY`] (or after [`MAX_BATCH`]); ends when the last handler clone is gone.
 struct Writer {
     rx: Receiver<AuditRecord>,
     sinks: Vec<Arc<dyn AuditSink>>,
@@ -193,8 +200,12 @@ impl Writer {
         while let Ok(first) = self.rx.recv() {
             let mut batch = 1;
             self.write(&first, &mut failing);
-            // Empty or disconnected alike: flush what was written.
-            while let Ok(record) = self.rx.try_recv() {
+            // Gather what arrives within FLUSH_DELAY (up to MAX_BATCH records) before flushing:
+            // under load a flush per record would be a write syscall per call. Timeout or
+            // disconnection alike: flush what was written.
+            while batch < MAX_BATCH
+                && let Ok(record) = self.rx.recv_timeout(FLUSH_DELAY)
+            {
                 batch += 1;
                 self.write(&record, &mut failing);
             }
