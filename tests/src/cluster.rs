@@ -15,7 +15,8 @@ use std::time::Duration;
 use http::request::Parts;
 use mcp_fleet_bus_nats::{NatsBus, NatsBusOptions};
 use mcp_fleet_bus_redis::{RedisBus, RedisBusOptions};
-use mcp_fleet_server::{AuthError, HandlerOptions, Notifier, Principal};
+use mcp_fleet_server::auth::AuthError;
+use mcp_fleet_server::{HandlerOptions, Notifier, Principal};
 use serde_json::{Value, json};
 
 use crate::{ListenStream, McpClient, TestNode, WAIT, request, test_server};

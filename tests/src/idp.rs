@@ -10,7 +10,8 @@
 //!
 //! ```no_run
 //! # async fn run() {
-//! use mcp_fleet_server::{BearerAuthenticator, HandlerOptions};
+//! use mcp_fleet_server::HandlerOptions;
+//! use mcp_fleet_server::auth::BearerAuthenticator;
 //! use mcp_fleet_tests::idp::Idp;
 //! let idp = Idp::start().await;
 //! let audience = "http://127.0.0.1:8080/mcp";
@@ -37,7 +38,7 @@ use hyper::service::service_fn;
 use hyper_util::rt::TokioIo;
 use jsonwebtoken::jwk::Jwk;
 use jsonwebtoken::{Algorithm, EncodingKey, Header};
-use mcp_fleet_server::BearerConfig;
+use mcp_fleet_server::auth::BearerConfig;
 use serde_json::{Value, json};
 
 /// Where the JWKS is served.

@@ -34,18 +34,9 @@ use mcp_fleet_protocol::sse::{SseDecoder, SseEvent};
 use mcp_fleet_server::{HandlerOptions, McpHandler, McpServer, ServerFactory, create_mcp_handler};
 use serde_json::{Value, json};
 
-/// How long any single wait in a test may take.
-pub const WAIT: Duration = Duration::from_secs(10);
-
-/// Poll `check` every 20 ms until it holds; panics naming `what` after `within`. The one
-/// bounded wait of the test suite.
-pub async fn eventually(what: &str, within: Duration, mut check: impl AsyncFnMut() -> bool) {
-    let deadline = tokio::time::Instant::now() + within;
-    while !check().await {
-        assert!(tokio::time::Instant::now() < deadline, "timed out after {within:?} waiting until {what}");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-}
+/// The workspace's one bounded wait and its default bound, from the bus crate's test support
+/// (re-exported here for the crates whose tests build on this one).
+pub use mcp_fleet_bus::testing::{WAIT, eventually};
 
 /// A running node.
 pub struct TestNode {

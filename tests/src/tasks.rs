@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
+use mcp_fleet_bus::testing::Awaiting;
 use mcp_fleet_bus::{BoxFuture, BusError, BusStream, Keyspace, Record, ServerEventBus};
 use mcp_fleet_server::types::{CallToolResult, Tool};
 use mcp_fleet_server::{HandlerOptions, InputRequired, McpServer, Outcome, TaskOptions, TaskSupport};
@@ -140,17 +141,16 @@ impl TaskClient {
         self.result("tasks/get", json!({"taskId": id})).await
     }
 
-    /// Poll `id` until `done(task)` holds; panics after `within`.
+    /// Poll `id` until `done(task)` holds; panics after `within`, naming what the task was.
     pub async fn wait_until(&self, id: &str, within: Duration, done: impl Fn(&Value) -> bool) -> Value {
-        let deadline = tokio::time::Instant::now() + within;
-        loop {
-            let task = self.get(id).await;
-            if done(&task) {
-                return task;
-            }
-            assert!(tokio::time::Instant::now() < deadline, "task {id} still {task} after {within:?}");
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
+        let (waiting, mut last) = (Awaiting::new(format!("task {id} is done")), Value::Null);
+        crate::eventually(&waiting, within, async || {
+            last = self.get(id).await;
+            waiting.saw(format_args!("{last}"));
+            done(&last)
+        })
+        .await;
+        last
     }
 
     /// Poll `id` until it has `status`.

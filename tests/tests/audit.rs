@@ -36,7 +36,7 @@ async fn node(audit: AuditOptions) -> TestNode {
     let greet = Prompt::new(
         "greet",
         "Greets someone",
-        vec![PromptArgument { name: "name".into(), description: None, required: true }],
+        vec![PromptArgument { name: "name".into(), title: None, description: None, required: true }],
     );
     server.prompt(greet, |get| async move {
         let name = get.arguments.get("name").and_then(Value::as_str).unwrap_or_default().to_owned();

@@ -7,6 +7,7 @@
 //! `crates/node/tests/legacy_clients.rs`.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use http::StatusCode;
@@ -15,10 +16,14 @@ use mcp_fleet_server::types::{CallToolResult, Tool};
 use mcp_fleet_server::{HandlerOptions, InputRequired, LegacyOptions, McpServer, Outcome};
 use mcp_fleet_tests::cluster::tenant_options;
 use mcp_fleet_tests::legacy::{LegacySession, headers, initialize_body, initialize_raw};
-use mcp_fleet_tests::{McpClient, TestNode, WAIT, test_server};
+use mcp_fleet_tests::{McpClient, TestNode, WAIT, eventually, test_server};
 use serde_json::{Value, json};
 
 /// The test catalog plus `ask` (asks the user's name by elicitation) and `slow` (30 s).
+/// How many `slow` calls have started, on any node (one test calls it, so a test can wait
+/// for its call to be running instead of guessing how long that takes).
+static SLOW_STARTED: AtomicUsize = AtomicUsize::new(0);
+
 fn server() -> McpServer {
     let server = test_server();
     server.tool(Tool::new("ask", "Asks for a name"), |call| async move {
@@ -39,6 +44,7 @@ fn server() -> McpServer {
         Ok(CallToolResult::text("done"))
     });
     server.tool(Tool::new("slow", "Takes 30 s"), |_call| async move {
+        SLOW_STARTED.fetch_add(1, Ordering::SeqCst);
         tokio::time::sleep(Duration::from_secs(30)).await;
         Ok(CallToolResult::text("late"))
     });
@@ -230,11 +236,12 @@ async fn a_call_cancelled_on_another_node_stops() {
     let (_nodes, c) = fleet(HandlerOptions::default).await;
     let session = LegacySession::open(&c[0], json!({})).await;
     let started = tokio::time::Instant::now();
+    let before = SLOW_STARTED.load(Ordering::SeqCst);
     let running = tokio::spawn({
         let (session, client) = (session.clone(), c[0].clone());
         async move { session.post(&client, &call(11, "slow")).await }
     });
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    eventually("the slow call runs on node 0", WAIT, async || SLOW_STARTED.load(Ordering::SeqCst) > before).await;
     let cancel =
         json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 11, "reason": "bored"}});
     assert_eq!(session.post(&c[2], &cancel).await.status, StatusCode::ACCEPTED);

@@ -10,7 +10,8 @@ use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use http::{Request, StatusCode};
 use jsonwebtoken::{Algorithm, EncodingKey, Header};
-use mcp_fleet_server::{AuthError, Authenticator, BearerAuthenticator, BearerConfig, Principal};
+use mcp_fleet_server::Principal;
+use mcp_fleet_server::auth::{AuthError, Authenticator, BearerAuthenticator, BearerConfig};
 use mcp_fleet_tests::idp::{EC_KID, Idp, JWKS_PATH, METADATA_PATH, RSA_KID, SigningKey, ec_key, forge, now, rsa_key};
 use serde_json::{Value, json};
 
@@ -283,6 +284,14 @@ async fn a_second_unknown_kid_inside_the_window_does_not_refetch() {
     assert_eq!(bearer.jwks_fetches(), 1);
 }
 
+/// Move the clock past the 300 ms refetch window at once: paused only while it moves, so the
+/// JWKS fetches (real HTTP, with their own timeouts) run in real time.
+async fn past_the_window() {
+    tokio::time::pause();
+    tokio::time::advance(Duration::from_millis(350)).await;
+    tokio::time::resume();
+}
+
 #[tokio::test]
 async fn refetch_then_accept_then_the_window_holds() {
     let idp = Idp::start().await;
@@ -291,7 +300,7 @@ async fn refetch_then_accept_then_the_window_holds() {
     config.jwks_refetch_interval = Duration::from_millis(300);
     let bearer = BearerAuthenticator::new(config).unwrap();
     assert!(with_token(&bearer, &idp.token(&good_claims(&idp))).await.is_ok());
-    tokio::time::sleep(Duration::from_millis(350)).await;
+    past_the_window().await;
     // Rotation: unknown kid → refetch → accepted.
     idp.add_key("ec-2", ec_key());
     assert!(with_token(&bearer, &ec_key().sign("ec-2", &good_claims(&idp))).await.is_ok());
@@ -301,7 +310,7 @@ async fn refetch_then_accept_then_the_window_holds() {
     assert_eq!(with_token(&bearer, &unknown).await, Err(invalid_token("unknown signing key")));
     assert_eq!(idp.jwks_fetches(), 2);
     // After the window, one more refetch is allowed (and the kid is still unknown).
-    tokio::time::sleep(Duration::from_millis(350)).await;
+    past_the_window().await;
     assert_eq!(with_token(&bearer, &unknown).await, Err(invalid_token("unknown signing key")));
     assert_eq!(idp.jwks_fetches(), 3);
 }

@@ -12,8 +12,9 @@ use std::sync::Arc;
 
 use http::StatusCode;
 use mcp_fleet_bus_redis::{RedisBus, RedisBusOptions};
+use mcp_fleet_server::auth::{BearerAuthenticator, Rate};
 use mcp_fleet_server::types::{CallToolResult, Tool};
-use mcp_fleet_server::{BearerAuthenticator, HandlerOptions, InputRequired, McpServer, Outcome, Rate, RpcError};
+use mcp_fleet_server::{HandlerOptions, InputRequired, McpServer, Outcome, RpcError};
 use mcp_fleet_tests::cluster::{Broker, EVENT_META, broker_or_skip, unique_name};
 use mcp_fleet_tests::idp::{Idp, TENANT_CLAIM, authorization};
 use mcp_fleet_tests::{ListenStream, McpClient, Reply, TestNode, WAIT, eventually, request, test_server};

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use mcp_fleet_bus_redis::{RedisBus, RedisBusOptions};
 use mcp_fleet_server::types::{CallToolResult, Tool};
-use mcp_fleet_server::{CatalogNotifications, HandlerOptions, McpServer};
+use mcp_fleet_server::{CatalogAnnouncePolicy, HandlerOptions, McpServer};
 use mcp_fleet_tests::cluster::{Broker, EVENT_META, broker_or_skip, unique_name};
 use mcp_fleet_tests::eventually;
 use mcp_fleet_tests::faults::metric;
@@ -22,7 +22,7 @@ async fn node(url: &str, key: &str, name: &str, server: McpServer) -> TestNode {
     options.publish_timeout = Duration::from_millis(500);
     options.reconnect_max = Duration::from_millis(200);
     let bus = Arc::new(RedisBus::connect(options).await.expect("bus"));
-    let options = HandlerOptions::default().catalog_notifications(CatalogNotifications::Immediate);
+    let options = HandlerOptions::default().catalog_notifications(CatalogAnnouncePolicy::Immediate);
     TestNode::start(server, options.bus(bus)).await
 }
 

@@ -11,7 +11,7 @@ use futures_util::StreamExt;
 use mcp_fleet_bus::{BusItem, EventKind, ServerEventBus};
 use mcp_fleet_bus_redis::{RedisBus, RedisBusOptions};
 use mcp_fleet_server::types::{CallToolResult, Tool};
-use mcp_fleet_server::{CatalogNotifications, HandlerOptions, create_mcp_handler};
+use mcp_fleet_server::{CatalogAnnouncePolicy, HandlerOptions, create_mcp_handler};
 use mcp_fleet_tests::faults::procs::{RedisServer, TempDir};
 use mcp_fleet_tests::{WAIT, eventually, test_server};
 
@@ -37,7 +37,7 @@ fn run_and_drain(url: String) {
                 .bus(bus.clone())
                 .membership_ttl(TTL)
                 .shutdown_deadline(Duration::from_secs(5))
-                .catalog_notifications(CatalogNotifications::Immediate);
+                .catalog_notifications(CatalogAnnouncePolicy::Immediate);
             let handler = create_mcp_handler(server.clone(), options).await.expect("handler");
             eventually("pod-a is a member", WAIT, async || {
                 bus.members().await.is_ok_and(|m| m.iter().any(|m| m.node_id == "pod-a"))

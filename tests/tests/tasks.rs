@@ -6,8 +6,9 @@
 use std::time::Duration;
 
 use http::StatusCode;
+use mcp_fleet_protocol::tasks::TaskStatus;
+use mcp_fleet_server::TaskOptions;
 use mcp_fleet_server::types::CallToolResult;
-use mcp_fleet_server::{TaskOptions, protocol::tasks::TaskStatus};
 use mcp_fleet_tests::cluster::tenant_from_header;
 use mcp_fleet_tests::tasks::{TASKS, TaskClient, await_task_notification, task_options, task_server};
 use mcp_fleet_tests::tasks_spec::counter;
@@ -212,7 +213,15 @@ async fn a_task_past_its_ttl_is_gone_and_gives_its_slot_back() {
         client.send("tools/call", json!({"name": "external", "arguments": {}})).await.status,
         StatusCode::TOO_MANY_REQUESTS
     );
-    tokio::time::sleep(Duration::from_millis(1100)).await;
+    eventually("both tasks are past their ttl", WAIT, async || {
+        for id in [&running, &detached] {
+            if client.error("tasks/get", json!({"taskId": id})).await.is_none() {
+                return false;
+            }
+        }
+        true
+    })
+    .await;
     for id in [&running, &detached] {
         let error = client.error("tasks/get", json!({"taskId": id})).await.expect("expired");
         assert_eq!(
@@ -236,7 +245,10 @@ async fn a_task_of_a_node_that_restarted_under_its_id_fails() {
     let first = SeverableBus::new(std::sync::Arc::new(bus.as_node("a")));
     let a = TestNode::start(task_server(), options("a", std::sync::Arc::new(first.clone()))).await;
     let b = TestNode::start(task_server(), options("b", std::sync::Arc::new(bus.as_node("b")))).await;
-    tokio::time::sleep(Duration::from_millis(600)).await;
+    eventually("a and b see each other in the fleet", WAIT, async || {
+        a.handler.fleet().members.len() == 2 && b.handler.fleet().members.len() == 2
+    })
+    .await;
     let id = TaskClient::new(a.url(), Some("acme")).start("slow", json!({"ms": 60_000})).await;
     first.sever();
     // The same id comes back at once, before its old membership could expire.

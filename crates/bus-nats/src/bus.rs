@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use async_nats::connection::State;
 use async_nats::jetstream;
-use mcp_fleet_bus::keyspace::check_open;
+use mcp_fleet_bus::check_open;
 use mcp_fleet_bus::{
     BoxFuture, BusCounters, BusError, BusStatus, BusStream, EventEnvelope, Keyspace, Member, ServerEventBus, StatusCell,
 };
@@ -56,7 +56,7 @@ impl NatsBus {
         let js = jetstream::new(client.clone());
         let epoch = match options.mode {
             NatsMode::JetStream => js_mode::locate(&js, &options).await?.0.epoch,
-            NatsMode::Core => mcp_fleet_bus::envelope::new_epoch(),
+            NatsMode::Core => mcp_fleet_bus::new_epoch(),
         };
         let options = Arc::new(options);
         let epoch = Arc::new(AtomicU64::new(epoch));

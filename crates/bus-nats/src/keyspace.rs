@@ -23,8 +23,8 @@
 use std::time::Duration;
 
 use async_nats::jetstream::{self, kv};
-use mcp_fleet_bus::keyspace::{add_to_counter, check_key, parse_counter};
 use mcp_fleet_bus::{BoxFuture, BusError, Keyspace, Record};
+use mcp_fleet_bus::{add_to_counter, check_key, parse_counter};
 
 use crate::options::NatsBusOptions;
 use crate::{backend_error, unavailable_when_down, within};

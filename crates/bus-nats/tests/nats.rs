@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use mcp_fleet_bus::testing::{self, SuiteOptions, next_event, next_item, wait_until};
+use mcp_fleet_bus::testing::{self, SuiteOptions, WAIT, eventually, next_event, next_item};
 use mcp_fleet_bus::{BoxFuture, BusItem, Change, EventKind, GapReason, ServerEventBus};
 use mcp_fleet_bus_nats::{NatsBus, NatsBusOptions, NatsMode};
 
@@ -171,7 +171,10 @@ async fn jetstream_delivers_everything_across_forced_reconnects() {
         assert!(Instant::now() < deadline, "missing {} events", sent.difference(&seen).count());
         seen.insert(next_event(&mut stream).await.event_id);
     }
-    wait_until(|| consumer.counters().reconnects.load(Ordering::Relaxed) >= 2).await;
+    eventually("the consumer reconnected twice", WAIT, async || {
+        consumer.counters().reconnects.load(Ordering::Relaxed) >= 2
+    })
+    .await;
     assert_eq!(consumer.counters().gaps.load(Ordering::Relaxed), 0);
     assert!(consumer.status().is_connected());
     cleanup(&admin, &base).await;
@@ -260,7 +263,7 @@ async fn core_reports_a_gap_after_a_reconnect() {
     let mut stream = bus.subscribe().await.expect("subscribe");
     bus.client().force_reconnect().await.expect("force reconnect");
     assert_eq!(next_item(&mut stream).await, BusItem::Gap(GapReason::Reconnected));
-    wait_until(|| bus.status().is_connected()).await;
+    eventually("the bus is connected", WAIT, async || bus.status().is_connected()).await;
     let sent = bus.publish(Change::list(EventKind::ToolsListChanged)).await.expect("publish");
     assert_eq!(next_event(&mut stream).await.event_id, sent.event_id);
 }

@@ -9,7 +9,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use mcp_fleet_bus::keyspace::check_open;
+use mcp_fleet_bus::check_open;
 use mcp_fleet_bus::{
     BoxFuture, BusCounters, BusError, BusItem, BusStatus, BusStream, EventEnvelope, Keyspace, Member, ServerEventBus,
     StatusCell,

@@ -18,7 +18,7 @@
 
 use std::time::Duration;
 
-use mcp_fleet_bus::keyspace::check_key;
+use mcp_fleet_bus::check_key;
 use mcp_fleet_bus::{BoxFuture, BusError, Keyspace, Record};
 use redis::{FromRedisValue, Script, ScriptInvocation};
 

@@ -18,7 +18,7 @@
 
 use std::sync::{Mutex, PoisonError};
 
-use mcp_fleet_bus::envelope::new_epoch;
+use mcp_fleet_bus::new_epoch;
 use mcp_fleet_bus::{BusError, EventEnvelope};
 use redis::AsyncConnectionConfig;
 use redis::aio::MultiplexedConnection;

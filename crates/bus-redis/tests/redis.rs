@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use mcp_fleet_bus::testing::{self, next_event, next_item, wait_until};
+use mcp_fleet_bus::testing::{self, WAIT, eventually, next_event, next_item};
 use mcp_fleet_bus::{BoxFuture, BusItem, Change, EventKind, GapReason, ServerEventBus};
 use mcp_fleet_bus_redis::{RedisBus, RedisBusOptions};
 
@@ -181,7 +181,7 @@ async fn history_trimmed_while_disconnected_is_a_gap() {
     next_event(&mut stream).await;
 
     assert_eq!(kill_named(&mut admin, &consumer.options().tail_client_name()).await, 1);
-    wait_until(|| !consumer.status().is_connected()).await;
+    eventually("the consumer sees the connection lost", WAIT, async || !consumer.status().is_connected()).await;
     for _ in 0..3 {
         publisher.publish(Change::list(EventKind::PromptsListChanged)).await.expect("publish");
     }
@@ -202,7 +202,7 @@ async fn history_trimmed_while_disconnected_is_a_gap_even_when_nothing_is_publis
     let publisher = bus(&key, "publisher", |_| {}).await;
     let mut stream = consumer.subscribe().await.expect("subscribe");
     assert_eq!(kill_named(&mut admin, &consumer.options().tail_client_name()).await, 1);
-    wait_until(|| !consumer.status().is_connected()).await;
+    eventually("the consumer sees the connection lost", WAIT, async || !consumer.status().is_connected()).await;
     let mut kept = None;
     for _ in 0..3 {
         kept = Some(publisher.publish(Change::list(EventKind::PromptsListChanged)).await.expect("publish"));

@@ -137,7 +137,7 @@ pub struct Member {
 ///   core) explicitly.
 /// - **Duplicates** share an `event_id` and are harmless: consumers drop them with a
 ///   [`DedupeWindow`](crate::DedupeWindow) and coalesce per subscription.
-/// - **Ordering**: events carry `(epoch, version)` (see [`crate::envelope`]); a node receives
+/// - **Ordering**: events carry `(epoch, version)` (see [`EventEnvelope`](crate::EventEnvelope)); a node receives
 ///   the events of one epoch in version order, and reports a gap before the first event of a
 ///   new epoch.
 /// - **Publishing** resolves once the broker accepted the event, with its assigned epoch and
@@ -176,7 +176,7 @@ pub trait ServerEventBus: Send + Sync + 'static {
     /// Withdraw this node's announcement (a graceful leave: others need not wait for its TTL).
     fn leave(&self) -> BoxFuture<'_, Result<(), BusError>>;
 
-    /// Open the keyspace `name` with `ttl` on this bus's broker (see [`crate::keyspace`] for
+    /// Open the keyspace `name` with `ttl` on this bus's broker (see [`Keyspace`](crate::Keyspace) for
     /// the contract): the fleet's shared state with expiry. Every node opening the same name
     /// shares its records; every node must give the same `ttl`.
     fn keyspace(&self, name: &str, ttl: std::time::Duration) -> BoxFuture<'_, Result<Arc<dyn Keyspace>, BusError>>;

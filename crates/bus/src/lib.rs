@@ -5,16 +5,21 @@
 //! The bus only *sources* change events; turning them into MCP notifications (filtering,
 //! subscription-id stamping, coalescing) is the server's listen router's job.
 //!
-//! - [`envelope`]: [`Change`], [`EventEnvelope`] and its versioned wire encoding.
-//! - [`bus`]: the trait, its delivery contract, status and counters.
-//! - [`memory`][]: [`MemoryBus`].
-//! - [`keyspace`]: [`Keyspace`], the fleet's shared state with expiry (records, compare-and-set,
-//!   counters).
-//! - [`dedupe`]: [`DedupeWindow`], which makes duplicates harmless.
-//! - [`status`]: [`StatusCell`], the consumer state backends share with their tasks.
-//! - [`backoff`]: [`Backoff`], the delays of every retry loop.
+//! Every item has one path: the crate root, or `redact` / `testing` for the two helper
+//! modules. Inside, by file:
+//!
+//! - `envelope`: [`Change`], [`EventEnvelope`] and its versioned wire encoding.
+//! - `bus`: the [`ServerEventBus`] trait, its delivery contract, status and counters.
+//! - `memory`: [`MemoryBus`].
+//! - `keyspace`: [`Keyspace`], the fleet's shared state with expiry (records, compare-and-set,
+//!   counters), and the key checks every backend applies.
+//! - `dedupe`: [`DedupeWindow`], which makes duplicates harmless.
+//! - `status`: [`StatusCell`], the consumer state backends share with their tasks.
+//! - `backoff`: [`Backoff`], the delays of every retry loop.
 //! - [`redact`]: secrets out of bus URLs and whatever prints them ([`redact_url`](redact::redact_url),
 //!   [`SecretUrl`](redact::SecretUrl), [`Redacted`](redact::Redacted)).
+//! - `testing` (cargo feature `testing`): the behaviour suite every backend runs, a bus
+//!   wrapper that injects faults, and the one wait helper every test uses.
 //!
 //! ```
 //! use mcp_fleet_bus::{Change, EventKind, MemoryBus, ServerEventBus};
@@ -28,21 +33,26 @@
 //! # });
 //! ```
 
-pub mod backoff;
-pub mod bus;
-pub mod dedupe;
-pub mod envelope;
-pub mod keyspace;
-pub mod memory;
+mod backoff;
+mod bus;
+mod dedupe;
+mod envelope;
+mod keyspace;
+mod memory;
 pub mod redact;
-pub mod status;
+mod status;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
 
 pub use backoff::Backoff;
 pub use bus::{BoxFuture, BusCounters, BusError, BusItem, BusStatus, BusStream, GapReason, Member, ServerEventBus};
-pub use dedupe::DedupeWindow;
-pub use envelope::{Change, EventEnvelope, EventKind};
-pub use keyspace::{Keyspace, Record};
-pub use memory::MemoryBus;
+pub use dedupe::{DEFAULT_DEDUPE_WINDOW, DedupeWindow};
+pub use envelope::{
+    Change, DecodeError, ENVELOPE_FORMAT, EPOCH_BOUND, EventEnvelope, EventKind, SessionEvent, SessionOp, new_epoch,
+    new_event_id, now_ms,
+};
+pub use keyspace::{
+    Keyspace, MAX_KEY_LEN, MAX_TTL, Record, add_to_counter, check_key, check_name, check_open, parse_counter,
+};
+pub use memory::{DEFAULT_MEMORY_CAPACITY, MemoryBus};
 pub use status::StatusCell;

@@ -1,5 +1,7 @@
-//! One behaviour suite for every [`ServerEventBus`] backend (memory, real Redis, real NATS),
-//! so all of them keep the same contract. Enabled by the `testing` feature.
+//! Test support, enabled by the `testing` feature: one behaviour suite for every
+//! [`ServerEventBus`] backend (memory, real Redis, real NATS), so all of them keep the same
+//! contract; [`WrappedBus`], which injects faults into a real backend; and [`eventually`], the
+//! one bounded wait every test of the workspace uses (the lowest crate they all depend on).
 
 use std::future::Future;
 use std::sync::Arc;
@@ -131,48 +133,41 @@ where
     expected.sort();
     // Announcements may travel asynchronously (a watched bucket, heartbeats on a subject):
     // keep announcing, as the heartbeat does, until every node sees the latest of each.
-    let deadline = tokio::time::Instant::now() + STEP_TIMEOUT;
-    'converge: loop {
+    let agreed = Awaiting::new(format!("every node sees {expected:?}"));
+    eventually(&agreed, STEP_TIMEOUT, async || {
         for (node, payload) in nodes.iter().zip(payloads) {
             node.announce(payload.to_owned(), ttl).await.expect("announce again");
         }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-        let mut all_agree = true;
         for node in &nodes {
             let mut seen: Vec<(String, String)> =
                 node.members().await.expect("members").into_iter().map(|m| (m.node_id, m.payload)).collect();
             seen.sort();
-            all_agree &= seen == expected;
-            assert!(tokio::time::Instant::now() < deadline, "{} sees {seen:?}, not {expected:?}", node.backend());
+            if seen != expected {
+                agreed.saw(format_args!("{} sees {seen:?}", node.backend()));
+                return false;
+            }
         }
-        if all_agree {
-            break 'converge;
-        }
-    }
+        true
+    })
+    .await;
     nodes[2].leave().await.expect("leave");
     let left = nodes[2].node_id().to_owned();
     // A leave must not just be waited out: it shows well before the TTL would expire it.
-    let deadline = tokio::time::Instant::now() + ttl / 2;
-    loop {
+    eventually("a leave is seen well before the TTL", ttl / 2, async || {
         let members = nodes[0].members().await.expect("members");
         assert!(members.iter().all(|m| m.expires_in <= ttl));
-        if members.iter().all(|m| m.node_id != left) {
-            break;
-        }
-        assert!(tokio::time::Instant::now() < deadline, "a leave is seen well before the TTL");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+        members.iter().all(|m| m.node_id != left)
+    })
+    .await;
     // Node 0 keeps announcing; node 1 goes silent and must expire.
-    let deadline = tokio::time::Instant::now() + ttl * 3 + STEP_TIMEOUT;
-    loop {
+    let expired = Awaiting::new("the silent member expires");
+    eventually(&expired, ttl * 3 + STEP_TIMEOUT, async || {
         nodes[0].announce("alive".into(), ttl).await.expect("heartbeat");
         let ids: Vec<String> = nodes[0].members().await.expect("members").into_iter().map(|m| m.node_id).collect();
-        if ids == [nodes[0].node_id().to_owned()] {
-            break;
-        }
-        assert!(tokio::time::Instant::now() < deadline, "a silent member did not expire: {ids:?}");
-        tokio::time::sleep(ttl / 4).await;
-    }
+        expired.saw(&ids);
+        ids == [nodes[0].node_id().to_owned()]
+    })
+    .await;
     nodes[0].leave().await.expect("leave");
 }
 
@@ -428,12 +423,74 @@ pub async fn next_item(stream: &mut BusStream) -> BusItem {
     tokio::time::timeout(STEP_TIMEOUT, stream.next()).await.expect("an item in time").expect("stream open")
 }
 
-/// Wait (up to 5 s) until `condition` holds, polling every 10 ms.
-pub async fn wait_until(condition: impl Fn() -> bool) {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
-    while !condition() {
-        assert!(tokio::time::Instant::now() < deadline, "condition not reached in time");
+/// How long a test waits for a condition unless it says otherwise: generous, because it is
+/// only reached when something is broken (a condition that holds ends the wait at once).
+pub const WAIT: Duration = Duration::from_secs(10);
+
+/// Poll `check` every 10 ms until it holds; after `within`, panic naming `what` ("timed out
+/// after 10s waiting until {what}"). The one bounded wait of every test in the workspace.
+///
+/// `what` is formatted only when the wait fails, so a `Display` that reads the state under
+/// test (the last error, say) reports it as it was at the deadline. Under paused tokio time
+/// the polls advance the clock, and the deadline is in paused time too.
+///
+/// ```
+/// use std::sync::atomic::{AtomicBool, Ordering};
+/// use mcp_fleet_bus::testing::{WAIT, eventually};
+/// # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
+/// let ready = AtomicBool::new(true);
+/// eventually("the flag is set", WAIT, async || ready.load(Ordering::SeqCst)).await;
+/// # });
+/// ```
+pub async fn eventually(what: impl std::fmt::Display, within: Duration, mut check: impl AsyncFnMut() -> bool) {
+    let deadline = tokio::time::Instant::now() + within;
+    while !check().await {
+        assert!(tokio::time::Instant::now() < deadline, "timed out after {within:?} waiting until {what}");
         tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+/// What an [`eventually`] waits for, with the last state its check saw: the failure message
+/// reads "… waiting until {what} (last seen: {state})".
+///
+/// ```
+/// use mcp_fleet_bus::testing::{Awaiting, WAIT, eventually};
+/// # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
+/// let members = Awaiting::new("two members");
+/// eventually(&members, WAIT, async || {
+///     let seen = vec!["a", "b"];
+///     members.saw(&seen);
+///     seen.len() == 2
+/// })
+/// .await;
+/// assert_eq!(members.to_string(), r#"two members (last seen: ["a", "b"])"#);
+/// # });
+/// ```
+pub struct Awaiting {
+    what: String,
+    /// Written by the check, read by the failure message: a std mutex, never held across an
+    /// `.await`.
+    last: std::sync::Mutex<Option<String>>,
+}
+
+impl Awaiting {
+    /// A wait until `what`, nothing seen yet.
+    pub fn new(what: impl Into<String>) -> Self {
+        Awaiting { what: what.into(), last: std::sync::Mutex::new(None) }
+    }
+
+    /// Remember `state` as the last one the check saw.
+    pub fn saw(&self, state: impl std::fmt::Debug) {
+        *self.last.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(format!("{state:?}"));
+    }
+}
+
+impl std::fmt::Display for Awaiting {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &*self.last.lock().unwrap_or_else(std::sync::PoisonError::into_inner) {
+            Some(last) => write!(f, "{} (last seen: {last})", self.what),
+            None => f.write_str(&self.what),
+        }
     }
 }
 

@@ -178,18 +178,27 @@ fn add_tool(edit: &mut CatalogEdit<'_>, entry: &ToolEntry, clients: &http_tool::
 
 fn add_resource(edit: &mut CatalogEdit<'_>, entry: &ResourceEntry) {
     let mime = entry.def.mime_type.clone().unwrap_or_else(|| DEFAULT_MIME.to_owned());
+    let meta = entry.contents_meta.clone();
     match &entry.source {
         ResourceSource::Text(text) => {
             let text = text.clone();
             edit.add_resource(entry.def.clone(), move |read: ResourceRead| {
                 let contents = ResourceContents::text(read.uri, mime.clone(), text.clone());
+                let contents = ResourceContents { meta: meta.clone(), ..contents };
                 async move { Ok(vec![contents]) }
             });
         }
         ResourceSource::File { path, root } => {
             let (path, root) = (path.clone(), root.clone());
             edit.add_resource(entry.def.clone(), move |read: ResourceRead| {
-                read_file(read.uri, path.clone(), root.clone(), mime.clone())
+                let (read, meta) = (read_file(read.uri, path.clone(), root.clone(), mime.clone()), meta.clone());
+                async move {
+                    Ok(read
+                        .await?
+                        .into_iter()
+                        .map(|c| ResourceContents { meta: meta.clone(), ..c })
+                        .collect::<Vec<_>>())
+                }
             });
         }
     }
@@ -225,9 +234,10 @@ async fn read_file(
 
 fn add_template(edit: &mut CatalogEdit<'_>, entry: &TemplateEntry) -> Result<(), ServerError> {
     let mime = entry.def.mime_type.clone().unwrap_or_else(|| DEFAULT_MIME.to_owned());
-    let template = entry.text.clone();
+    let (template, meta) = (entry.text.clone(), entry.contents_meta.clone());
     edit.add_resource_template(entry.def.clone(), move |read: ResourceRead| {
         let contents = ResourceContents::text(read.uri, mime.clone(), template.render(&read.variables));
+        let contents = ResourceContents { meta: meta.clone(), ..contents };
         async move { Ok(vec![contents]) }
     })
 }

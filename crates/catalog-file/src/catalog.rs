@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use mcp_fleet_server::types::{Prompt, Resource, ResourceTemplate, Role, Tool};
 use reqwest::header::{HeaderMap, HeaderName};
+use serde_json::{Map, Value};
 
 use crate::confine::{Confinement, FilesRoot};
 use crate::env::process_env;
@@ -99,6 +100,8 @@ pub(crate) struct IdentityHeaders {
 pub(crate) struct ResourceEntry {
     pub(crate) def: Resource,
     pub(crate) source: ResourceSource,
+    /// `_meta` of every read's contents.
+    pub(crate) contents_meta: Option<Map<String, Value>>,
 }
 
 /// A static resource's contents: inline, or a file read at each request — checked again at
@@ -114,6 +117,8 @@ pub(crate) enum ResourceSource {
 pub(crate) struct TemplateEntry {
     pub(crate) def: ResourceTemplate,
     pub(crate) text: TextTemplate,
+    /// `_meta` of every read's contents.
+    pub(crate) contents_meta: Option<Map<String, Value>>,
 }
 
 /// A prompt and its message templates.

@@ -140,6 +140,9 @@ pub(crate) struct FileResource {
     /// The wire's `_meta`, passed through as is (e.g. `_meta = { ui = { resourceUri = "ui://x" } }`).
     #[serde(rename = "_meta")]
     pub(crate) meta: Option<Map<String, Value>>,
+    /// `_meta` of the contents each read returns (the 2026-07-28 `ResourceContents._meta`),
+    /// e.g. `contents_meta = { ui = { prefersBorder = true } }`.
+    pub(crate) contents_meta: Option<Map<String, Value>>,
 }
 
 /// `[[resource_templates]]`: a `text` template over the URI template's variables.
@@ -159,6 +162,9 @@ pub(crate) struct FileResourceTemplate {
     /// The wire's `_meta`, passed through as is (e.g. `_meta = { ui = { resourceUri = "ui://x" } }`).
     #[serde(rename = "_meta")]
     pub(crate) meta: Option<Map<String, Value>>,
+    /// `_meta` of the contents each read returns (the 2026-07-28 `ResourceContents._meta`),
+    /// e.g. `contents_meta = { ui = { prefersBorder = true } }`.
+    pub(crate) contents_meta: Option<Map<String, Value>>,
 }
 
 /// `[[prompts]]`: exactly one of `text` (one user message) or `messages`.
@@ -185,6 +191,7 @@ pub(crate) struct FilePrompt {
 #[serde(deny_unknown_fields)]
 pub(crate) struct FilePromptArgument {
     pub(crate) name: String,
+    pub(crate) title: Option<String>,
     pub(crate) description: Option<String>,
     #[serde(default)]
     pub(crate) required: bool,

@@ -67,15 +67,17 @@
 //!     declare `output_schema`.
 //! - `[[resources]]`: `uri` (absolute), `name`, optional `title`, `description`, `mime_type`
 //!   (default `text/plain`), `size` (bytes), `annotations = { audience = ["user"],
-//!   priority = 0.5, last_modified = "2026-01-12T15:00:58Z" }`, `icons`, `_meta`, and exactly
+//!   priority = 0.5, last_modified = "2026-01-12T15:00:58Z" }`, `icons`, `_meta`,
+//!   `contents_meta` (the `_meta` of the contents every read returns), and exactly
 //!   one of `text` (inline) or `file` (a path, relative to the
 //!   catalog's directory and resolving inside it — or inside [`Confinement::files_root`] —
 //!   symlinks followed, checked at load and at each read; unreadable or outside → that read
 //!   fails with `-32603`).
 //! - `[[resource_templates]]`: `uri_template` (RFC 6570 level 1, `notes://{id}`), `name`,
-//!   optional `title`, `description`, `mime_type`, `annotations`, `icons`, `_meta`, and `text`, a template over the URI's variables.
-//! - `[[prompts]]`: `name`, optional `title`, `description`, `icons`, `_meta`, `arguments = [{ name, description,
-//!   required = false }]`, and exactly one of `text` (one user message) or
+//!   optional `title`, `description`, `mime_type`, `annotations`, `icons`, `_meta`,
+//!   `contents_meta`, and `text`, a template over the URI's variables.
+//! - `[[prompts]]`: `name`, optional `title`, `description`, `icons`, `_meta`,
+//!   `arguments = [{ name, title, description, required = false }]`, and exactly one of `text` (one user message) or
 //!   `messages = [{ role = "user" | "assistant", text }]`, templates over the arguments.
 //!
 //! Every entry may carry `icons = [{ src, mime_type, sizes = ["48x48"], theme = "light" |

@@ -129,8 +129,8 @@ messages = [{ role = "user", text = "Review {{topic}} {{tone}}" }, { role = "ass
     assert!(no_tools.get("error").is_some(), "the file has no tools, so none is served: {no_tools}");
 }
 
-/// Titles, icons, `_meta`, resource size and annotations: declared in the file, listed on the
-/// wire exactly (camelCase keys, `_meta` untouched).
+/// Titles (prompt arguments' too), icons, `_meta` (resource contents' too), resource size and
+/// annotations: declared in the file, on the wire exactly (camelCase keys, `_meta` untouched).
 #[tokio::test]
 async fn display_metadata_round_trips_from_the_file_to_the_lists() {
     let text = r#"
@@ -149,6 +149,7 @@ size = 42
 annotations = { audience = ["user"], priority = 0.5, last_modified = "2026-01-12T15:00:58Z" }
 icons = [{ src = "data:image/png;base64,AA==" }]
 _meta = { k = 1 }
+contents_meta = { ui = { prefersBorder = true } }
 text = "hi"
 
 [[resource_templates]]
@@ -158,6 +159,7 @@ title = "A note"
 annotations = { audience = ["assistant"] }
 icons = [{ src = "https://x.test/note.svg", sizes = ["any"] }]
 _meta = { k = 2 }
+contents_meta = { k = 4 }
 text = "note {{id}}"
 
 [[prompts]]
@@ -166,7 +168,8 @@ title = "Ask"
 description = "Asks"
 icons = [{ src = "https://x.test/ask.png", theme = "light" }]
 _meta = { k = 3 }
-text = "Question?"
+arguments = [{ name = "topic", title = "Topic", required = true }]
+text = "Question about {{topic}}?"
 "#;
     let server = McpServer::builder("catalog-test", "0.1.0").build();
     apply(&server, &catalog(text, Path::new("catalog.toml"))).await.unwrap();
@@ -196,6 +199,11 @@ text = "Question?"
         (&prompt["title"], &prompt["icons"][0]["theme"], &prompt["_meta"]),
         (&json!("Ask"), &json!("light"), &json!({"k": 3}))
     );
+    assert_eq!(prompt["arguments"], json!([{"name": "topic", "title": "Topic", "required": true}]));
+    let read = rpc(&h, "resources/read", Some("docs://readme"), json!({"uri": "docs://readme"})).await;
+    assert_eq!(read["result"]["contents"][0]["_meta"], json!({"ui": {"prefersBorder": true}}), "{read}");
+    let note = rpc(&h, "resources/read", Some("notes://7"), json!({"uri": "notes://7"})).await;
+    assert_eq!(note["result"]["contents"][0]["_meta"], json!({"k": 4}), "{note}");
 }
 
 #[test]

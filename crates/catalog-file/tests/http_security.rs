@@ -19,7 +19,8 @@ use hyper::body::Incoming;
 use hyper::service::service_fn;
 use hyper_util::rt::TokioIo;
 use mcp_fleet_catalog_file::{Catalog, Format, apply};
-use mcp_fleet_server::{AuthError, HandlerOptions, McpHandler, McpServer, Principal, ResponseMode, create_mcp_handler};
+use mcp_fleet_server::auth::AuthError;
+use mcp_fleet_server::{HandlerOptions, McpHandler, McpServer, Principal, ResponseMode, create_mcp_handler};
 use serde_json::{Value, json};
 use tokio::net::TcpListener;
 

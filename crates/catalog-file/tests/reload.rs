@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use common::keys;
+use mcp_fleet_bus::testing::{WAIT, eventually};
 use mcp_fleet_catalog_file::{CatalogReloader, Reload, ReloadOptions, ReloadStats};
 use mcp_fleet_server::{ListKind, McpServer};
 
@@ -57,20 +58,15 @@ fn reloader(server: &McpServer, path: &Path, options: ReloadOptions) -> CatalogR
     CatalogReloader::try_new(server.clone(), path, options).unwrap()
 }
 
-/// Wait (real time, at most 10 s) until `done` holds.
-async fn eventually(stats: &ReloadStats, done: impl Fn(&ReloadStats) -> bool) {
-    for _ in 0..200 {
-        if done(stats) {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
+/// What a test waits for, shown with the reloader's counters as they were at the deadline.
+struct Awaited<'a>(&'a str, &'a ReloadStats);
+
+impl std::fmt::Display for Awaited<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let Awaited(what, stats) = self;
+        let (reloads, failures, error) = (stats.reloads(), stats.failures(), stats.last_error());
+        write!(f, "{what} (reloads {reloads}, failures {failures}, last error {error:?})")
     }
-    panic!(
-        "timed out: reloads {}, failures {}, last error {:?}",
-        stats.reloads(),
-        stats.failures(),
-        stats.last_error()
-    );
 }
 
 fn events_only() -> ReloadOptions {
@@ -91,7 +87,7 @@ async fn a_configmap_update_is_applied() {
     }));
 
     mount.update("..2026_11_30_b", &tool("v2"));
-    eventually(&stats, |s| s.reloads() == 2).await;
+    eventually(Awaited("a second reload", &stats), WAIT, async || stats.reloads() == 2).await;
     assert_eq!(keys(&server, ListKind::Tools).await, ["v2"]);
     assert_ne!(stats.last_hash().unwrap(), first_hash);
     assert!(stats.last_success().is_some());
@@ -118,7 +114,7 @@ async fn an_invalid_file_keeps_the_previous_catalog_and_is_counted() {
     }));
 
     mount.update("..2026_11_30_b", "[[tools]]\nname = \"v2\"\ntxt = \"oops\"\n");
-    eventually(&stats, |s| s.failures() == 1).await;
+    eventually(Awaited("a failed reload", &stats), WAIT, async || stats.failures() == 1).await;
     assert_eq!(keys(&server, ListKind::Tools).await, ["v1"], "the previous catalog keeps serving");
     let error = stats.last_error().unwrap();
     assert!(error.ends_with("catalog.toml:3:1: unknown field `txt`, expected one of `name`, `title`, `description`, `input_schema`, `output_schema`, `annotations`, `required_scopes`, `text`, `http`, `icons`, `_meta`"), "{error}");
@@ -133,11 +129,11 @@ async fn an_invalid_file_keeps_the_previous_catalog_and_is_counted() {
 
     // Back to the content being served: nothing to apply, and no error stands any more.
     mount.update("..2026_11_30_c", &tool("v1"));
-    eventually(&stats, |s| s.last_error().is_none()).await;
+    eventually(Awaited("the error cleared", &stats), WAIT, async || stats.last_error().is_none()).await;
     assert_eq!((stats.reloads(), stats.failures()), (1, 2));
 
     mount.update("..2026_11_30_d", &tool("v3"));
-    eventually(&stats, |s| s.reloads() == 2).await;
+    eventually(Awaited("a second reload", &stats), WAIT, async || stats.reloads() == 2).await;
     assert_eq!(keys(&server, ListKind::Tools).await, ["v3"]);
     assert_eq!(stats.last_error(), None, "a success clears the last error");
 
@@ -199,6 +195,7 @@ async fn sighup_reloads() {
     mount.update("..2026_11_30_b", &tool("v2"));
     let status = std::process::Command::new("kill").args(["-HUP", &std::process::id().to_string()]).status().unwrap();
     assert!(status.success());
-    eventually(&reloader.stats(), |s| s.reloads() == 2).await;
+    let stats = reloader.stats();
+    eventually(Awaited("a reload on SIGHUP", &stats), WAIT, async || stats.reloads() == 2).await;
     assert_eq!(keys(&server, ListKind::Tools).await, ["v2"]);
 }

@@ -9,12 +9,14 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use mcp_fleet_bus::testing::eventually;
 use mcp_fleet_client::{
     CatalogWatcher, ClientError, FetchOptions, Freshness, ListKind, Observer, RefreshHandle, RequestTiming, Snapshot,
     StateReceiver, SubscriptionFilter, VerifyPolicy, WatcherOptions, fetch_snapshot,
 };
+use mcp_fleet_server::auth::AuthError;
 use mcp_fleet_server::types::{CacheHint, CacheScope, Prompt, Resource, ResourceContents, ResourceTemplate};
-use mcp_fleet_server::{AuthError, CachePolicy, HandlerOptions, McpServer, Principal};
+use mcp_fleet_server::{CachePolicy, HandlerOptions, McpServer, Principal};
 use serde_json::Value;
 use support::*;
 
@@ -115,10 +117,11 @@ async fn capabilities_are_read_again_and_a_newly_announced_list_is_listened_to()
     });
     let mut w = watch_tools(&front.url, polling(&[ListKind::Tools]));
     until_fresh(&mut w.tools, 1).await;
-    wait_for("a second server/discover", || front.count("server/discover") >= 2).await;
+    eventually("a second server/discover", WAIT, async || front.count("server/discover") >= 2).await;
     assert_eq!(front.count("subscriptions/listen"), 0);
     announced.store(true, Ordering::SeqCst);
-    wait_for("the listen stream for the newly announced list", || w.counter.get(|s| s.connects) == 1).await;
+    eventually("the listen stream for the newly announced list", WAIT, async || w.counter.get(|s| s.connects) == 1)
+        .await;
     add_tool(&server, "tool-new");
     until_fresh(&mut w.tools, 2).await;
     node.shutdown().await;
@@ -142,7 +145,7 @@ async fn a_list_the_ack_does_not_honour_is_polled_not_waited_for() {
     front.ack_honours_nothing();
     let mut w = watch_tools(&front.url, polling(&[ListKind::Tools]));
     until_fresh(&mut w.tools, 1).await;
-    wait_for("the listen stream", || w.counter.get(|s| s.connects) == 1).await;
+    eventually("the listen stream", WAIT, async || w.counter.get(|s| s.connects) == 1).await;
     add_tool(&server, "tool-new");
     until_fresh(&mut w.tools, 2).await;
     node.shutdown().await;
@@ -166,7 +169,7 @@ async fn a_list_whose_method_is_gone_is_shown_unavailable_and_not_retried() {
     assert_eq!(gone.reason.as_deref(), Some("method not found: prompts/list"));
     let tools_reads = front.count("tools/list");
     assert!(refresh.refresh());
-    wait_for("the refresh's tools/list", || front.count("tools/list") > tools_reads).await;
+    eventually("the refresh's tools/list", WAIT, async || front.count("tools/list") > tools_reads).await;
     until_fresh(&mut tools, 1).await;
     assert_eq!(front.count("prompts/list"), 1, "a gone method is not asked again");
     node.shutdown().await;
@@ -198,7 +201,7 @@ async fn periodic_verification_follows_the_servers_ttl_and_wakes_no_one_when_not
     assert_eq!(first.snapshot.as_ref().and_then(|s| s.ttl_ms), Some(60));
     assert_eq!(first.snapshot.as_ref().and_then(|s| s.cache_scope), Some(CacheScope::Public));
     w.tools.mark_unchanged();
-    wait_for("three verifications", || front.count("tools/list") >= 4).await;
+    eventually("three verifications", WAIT, async || front.count("tools/list") >= 4).await;
     assert!(!w.tools.has_changed().unwrap(), "same revision: the host is not woken");
     assert!(w.tools.borrow().fetched_at > first.fetched_at, "but the confirmation time moves");
     add_tool(&server, "tool-1");
@@ -238,8 +241,8 @@ async fn a_reconnect_that_finds_the_same_revision_wakes_no_host() {
     let mut w = watch_tools(&url, options_for_tools());
     until_fresh(&mut w.tools, 1).await;
     w.tools.mark_unchanged();
-    wait_for("two reconnects", || w.counter.get(|s| s.connects) >= 3).await;
-    wait_for("their re-reads", || w.counter.get(|s| s.finished.len()) >= 3).await;
+    eventually("two reconnects", WAIT, async || w.counter.get(|s| s.connects) >= 3).await;
+    eventually("their re-reads", WAIT, async || w.counter.get(|s| s.finished.len()) >= 3).await;
     assert!(!w.tools.has_changed().unwrap(), "same revision after each reconnect: nobody woken");
     node.shutdown().await;
 }
@@ -287,7 +290,7 @@ async fn a_reconnect_cancels_the_read_begun_on_the_old_connection() {
     let _held = front.hold("tools/list");
     let reads = front.count("tools/list");
     add_tool(&server, "tool-new");
-    wait_for("the held read", || front.count("tools/list") > reads).await;
+    eventually("the held read", WAIT, async || front.count("tools/list") > reads).await;
     front.release_all();
     front.cut_streams();
     // Without cancelling, the watcher would wait for the held read (2 s timeout) first.
@@ -320,7 +323,7 @@ async fn resources_updated_rereads_the_uri_one_read_at_a_time() {
     let _running = spawn(watcher, counter.clone());
     let text = |v: &Option<Arc<Value>>| v.as_ref().and_then(|c| c["contents"][0]["text"].as_str().map(str::to_owned));
     tokio::time::timeout(WAIT, contents.wait_for(|c| text(c).as_deref() == Some("v0"))).await.unwrap().unwrap();
-    wait_for("the listen stream", || counter.get(|s| s.connects) == 1).await;
+    eventually("the listen stream", WAIT, async || counter.get(|s| s.connects) == 1).await;
     let reads = front.count("resources/read");
     for v in 1..=20 {
         version.store(v, Ordering::SeqCst);
@@ -377,7 +380,7 @@ async fn a_malformed_frame_is_dropped_and_counted_and_the_stream_stays() {
     front.garbage_after_ack();
     let mut w = watch_tools(&front.url, options(&[ListKind::Tools]));
     until_fresh(&mut w.tools, 1).await;
-    wait_for("the malformed frame", || w.counter.get(|s| s.malformed) == 1).await;
+    eventually("the malformed frame", WAIT, async || w.counter.get(|s| s.malformed) == 1).await;
     add_tool(&server, "tool-new");
     until_fresh(&mut w.tools, 2).await;
     assert_eq!((w.counter.get(|s| s.connects), front.count("subscriptions/listen")), (1, 1), "no reconnect");

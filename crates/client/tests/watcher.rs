@@ -12,7 +12,7 @@ use mcp_fleet_client::{
 use mcp_fleet_server::types::{CallToolResult, Tool};
 use mcp_fleet_server::{HandlerOptions, McpHandler, McpServer, create_mcp_handler};
 
-const WAIT: Duration = Duration::from_secs(10);
+use mcp_fleet_bus::testing::{WAIT, eventually};
 
 fn server_with_tools(n: usize) -> McpServer {
     let server = McpServer::builder("client-test", "0.0.1").build();
@@ -90,16 +90,6 @@ impl Observer for Recorder {
     }
 }
 
-async fn wait_for(what: &str, mut done: impl FnMut() -> bool) {
-    tokio::time::timeout(WAIT, async {
-        while !done() {
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
-    })
-    .await
-    .unwrap_or_else(|_| panic!("timed out waiting for {what}"));
-}
-
 fn start_watcher(
     listen_url: &str,
     requests_url: &str,
@@ -167,7 +157,7 @@ async fn a_failed_relist_keeps_the_previous_snapshot() {
     until_len(&mut seen, 2).await;
     list_node.shutdown().await;
     add_tool(&listen_server, "tool-new");
-    wait_for("a failed re-list", || recorder.0.lock().unwrap().failures > 0).await;
+    eventually("a failed re-list", WAIT, async || recorder.0.lock().unwrap().failures > 0).await;
     assert_eq!(tools.borrow().as_ref().map(|s| s.items.len()), Some(2), "the previous snapshot is kept");
     listen_node.shutdown().await;
 }
@@ -196,13 +186,11 @@ async fn a_shared_h2c_connection_carries_many_clients_and_comes_back_after_the_n
     // The connection task notices the closed connection and dials again; until it has,
     // requests fail fast instead of hanging.
     let mut items = 0;
-    for _ in 0..200 {
-        if let Ok(s) = fetch_snapshot(&clients[0], ListKind::Tools, FetchOptions::default()).await.outcome {
-            items = s.items.len();
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    }
+    eventually("a fetch through the shared connection succeeds again", WAIT, async || {
+        let fetched = fetch_snapshot(&clients[0], ListKind::Tools, FetchOptions::default()).await.outcome;
+        fetched.map(|s| items = s.items.len()).is_ok()
+    })
+    .await;
     assert_eq!(items, 4, "the shared connection reconnected to the restarted node");
     restarted.shutdown().await;
 }

@@ -11,7 +11,7 @@
 //! framework refuses a request whose client lacks the capability with `-32021` (MRTR-3),
 //! which is the error the scenarios ask for.
 
-use mcp_fleet_server::protocol::RpcError;
+use mcp_fleet_server::RpcError;
 use mcp_fleet_server::types::{CallToolResult, Tool};
 use mcp_fleet_server::{InputRequired, McpServer, Outcome, ToolCall};
 use serde_json::{Value, json};

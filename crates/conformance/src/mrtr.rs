@@ -8,7 +8,7 @@
 //! only verified payloads in `ctx.request_state`. It also refuses malformed `inputResponses`
 //! (MRTR-5) and input requests the client's capabilities do not cover (MRTR-3).
 
-use mcp_fleet_server::protocol::RpcError;
+use mcp_fleet_server::RpcError;
 use mcp_fleet_server::types::{CallToolResult, Content, GetPromptResult, PromptMessage, Role, Tool};
 use mcp_fleet_server::{CallContext, InputRequired, McpServer, Outcome};
 use serde_json::{Value, json};

@@ -53,7 +53,7 @@ pub(crate) fn register(server: &McpServer) {
 fn prompt(name: &str, description: &str, args: &[&str]) -> Prompt {
     let arguments = args
         .iter()
-        .map(|a| PromptArgument { name: (*a).into(), description: Some(format!("Value of {a}")), required: true })
+        .map(|a| PromptArgument::new(*a).title(format!("The {a}")).description(format!("Value of {a}")).required(true))
         .collect();
     Prompt::new(name, description, arguments)
 }

@@ -10,14 +10,17 @@ use crate::PNG_BASE64;
 pub(crate) fn register(server: &McpServer) -> Result<(), ServerError> {
     // The suite's caching scenario reads the first listed resource: keep this one first.
     const BODY: &str = "This is the content of the static text resource.";
-    // Title, size, annotations, icon and `_meta`: checked by the suite's wire schema.
+    // Title, size, annotations, icon and `_meta` (the contents' too): checked by the suite's
+    // wire schema.
     let text = Resource::new("test://static-text", "Static text", "A static text resource", "text/plain")
         .title("Static text resource")
         .size(BODY.len() as u64)
         .annotations(serde_json::json!({"audience": ["user", "assistant"], "priority": 0.5}))
         .icon(crate::icon())
         .meta("example.com/fixture", serde_json::json!(true));
-    server.resource(text, |read| async move { Ok(vec![ResourceContents::text(read.uri, "text/plain", BODY)]) });
+    server.resource(text, |read| async move {
+        Ok(vec![ResourceContents::text(read.uri, "text/plain", BODY).meta("example.com/fixture", json!("contents"))])
+    });
     let binary = Resource::new("test://static-binary", "Static binary", "A static 1x1 PNG image", "image/png");
     server.resource(binary, |read| async move { Ok(vec![ResourceContents::blob(read.uri, "image/png", PNG_BASE64)]) });
     let watched = Resource::new(

@@ -15,7 +15,7 @@
 
 use std::time::Duration;
 
-use mcp_fleet_server::protocol::RpcError;
+use mcp_fleet_server::RpcError;
 use mcp_fleet_server::types::{CallToolResult, Tool};
 use mcp_fleet_server::{CallContext, InputRequired, McpServer, Outcome, TaskSupport};
 use serde_json::{Value, json};

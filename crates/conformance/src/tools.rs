@@ -4,8 +4,8 @@
 
 use std::time::Duration;
 
-use mcp_fleet_server::protocol::RpcError;
-use mcp_fleet_server::protocol::envelope::LogLevel;
+use mcp_fleet_server::LogLevel;
+use mcp_fleet_server::RpcError;
 use mcp_fleet_server::types::{CallToolResult, Content, ResourceContents, Tool};
 use mcp_fleet_server::{InputRequired, McpServer, Notifier, Outcome, ServerError, ToolCall};
 use serde_json::{Value, json};

@@ -18,7 +18,12 @@ async fn static_text_is_listed_first_and_reads_as_text() {
     let result = read.result();
     assert_eq!(
         result["contents"],
-        json!([{"uri": "test://static-text", "mimeType": "text/plain", "text": "This is the content of the static text resource."}])
+        json!([{
+            "uri": "test://static-text",
+            "mimeType": "text/plain",
+            "text": "This is the content of the static text resource.",
+            "_meta": {"example.com/fixture": "contents"}
+        }])
     );
     assert!(result["ttlMs"].is_u64() && result["cacheScope"].is_string(), "reads are cacheable results");
 }

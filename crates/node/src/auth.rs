@@ -14,7 +14,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use mcp_fleet_protocol::state::MIN_KEY_LEN;
-use mcp_fleet_server::{BearerAuthenticator, BearerConfig, BearerConfigError, HandlerOptions, LimitScope, Rate};
+use mcp_fleet_server::HandlerOptions;
+use mcp_fleet_server::auth::{BearerAuthenticator, BearerConfig, BearerConfigError, LimitScope, Rate};
 
 use crate::config::Config;
 
@@ -275,14 +276,14 @@ mod tests {
     fn token_type_and_the_jwks_hard_age_reach_the_authenticator() {
         let defaults = auth(&ISSUER).expect("auth flags");
         let config = defaults.bearer.as_ref().expect("bearer").config();
-        assert_eq!(config.token_type, mcp_fleet_server::TokenTypeCheck::RejectOtherTypes);
+        assert_eq!(config.token_type, mcp_fleet_server::auth::TokenTypeCheck::RejectOtherTypes);
         let hard = config.jwks_hard_max_age;
         let args =
             [&ISSUER[..], &["--auth-token-type", "require-access-token", "--auth-jwks-hard-max-age-secs", "172800"]]
                 .concat();
         let strict = auth(&args).expect("auth flags");
         let config = strict.bearer.as_ref().expect("bearer").config();
-        assert_eq!(config.token_type, mcp_fleet_server::TokenTypeCheck::RequireAccessToken);
+        assert_eq!(config.token_type, mcp_fleet_server::auth::TokenTypeCheck::RequireAccessToken);
         assert_eq!(config.jwks_hard_max_age, Duration::from_secs(172_800));
         assert_ne!(config.jwks_hard_max_age, hard);
         // Shorter than the cache age: the keys would be dropped before they are refetched.

@@ -6,7 +6,8 @@ use std::time::Duration;
 
 use clap::Parser;
 use mcp_fleet_bus::redact::{Redacted, SecretUrl};
-use mcp_fleet_server::{CatalogNotifications, LegacyOptions, LimitScope, TokenTypeCheck};
+use mcp_fleet_server::auth::{LimitScope, TokenTypeCheck};
+use mcp_fleet_server::{CatalogAnnouncePolicy, LegacyOptions};
 
 /// One replica of an mcp-fleet MCP server. Its `Debug` shows no secret: the token is
 /// [`Redacted`], the URLs are [`SecretUrl`]s.
@@ -383,10 +384,10 @@ impl Config {
         (self.catalog_poll_secs > 0).then(|| Duration::from_secs(self.catalog_poll_secs))
     }
 
-    pub(crate) fn catalog_notifications(&self) -> CatalogNotifications {
+    pub(crate) fn catalog_notifications(&self) -> CatalogAnnouncePolicy {
         match self.catalog_notifications {
-            NotifyMode::Fleet => CatalogNotifications::FleetConverged,
-            NotifyMode::Immediate => CatalogNotifications::Immediate,
+            NotifyMode::Fleet => CatalogAnnouncePolicy::FleetConverged,
+            NotifyMode::Immediate => CatalogAnnouncePolicy::Immediate,
         }
     }
 

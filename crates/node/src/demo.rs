@@ -68,7 +68,7 @@ pub(crate) fn demo_server() -> McpServer {
     let greet = Prompt::new(
         "greet",
         "Greets someone by name",
-        vec![PromptArgument { name: "name".into(), description: Some("Who to greet".into()), required: true }],
+        vec![PromptArgument::new("name").description("Who to greet").required(true)],
     );
     server.prompt(greet, |get| async move {
         let name = get.arguments.get("name").and_then(Value::as_str).unwrap_or_default().to_owned();

@@ -279,17 +279,35 @@ pub struct ResourceContents {
     /// Base64 binary contents.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub blob: Option<String>,
+    /// Metadata of these contents (`_meta`, on `ResourceContents` in the 2026-07-28 schema),
+    /// e.g. MCP Apps' `{"ui": {"csp": …}}` on a UI resource's HTML.
+    #[serde(rename = "_meta", skip_serializing_if = "Option::is_none", default)]
+    pub meta: Option<Map<String, Value>>,
 }
 
 impl ResourceContents {
     /// Text contents.
     pub fn text(uri: impl Into<String>, mime_type: impl Into<String>, text: impl Into<String>) -> Self {
-        ResourceContents { uri: uri.into(), mime_type: Some(mime_type.into()), text: Some(text.into()), blob: None }
+        let text = Some(text.into());
+        ResourceContents { uri: uri.into(), mime_type: Some(mime_type.into()), text, blob: None, meta: None }
     }
 
     /// Binary contents (already base64).
     pub fn blob(uri: impl Into<String>, mime_type: impl Into<String>, base64: impl Into<String>) -> Self {
-        ResourceContents { uri: uri.into(), mime_type: Some(mime_type.into()), text: None, blob: Some(base64.into()) }
+        let blob = Some(base64.into());
+        ResourceContents { uri: uri.into(), mime_type: Some(mime_type.into()), text: None, blob, meta: None }
+    }
+
+    /// Set one `_meta` entry of these contents.
+    ///
+    /// ```
+    /// use mcp_fleet_protocol::types::ResourceContents;
+    /// let c = ResourceContents::text("ui://a", "text/html", "<p/>").meta("ui", serde_json::json!({"prefersBorder": true}));
+    /// assert_eq!(serde_json::to_value(&c).unwrap()["_meta"]["ui"]["prefersBorder"], true);
+    /// ```
+    pub fn meta(mut self, key: impl Into<String>, value: Value) -> Self {
+        self.meta.get_or_insert_with(Map::new).insert(key.into(), value);
+        self
     }
 }
 
@@ -451,12 +469,46 @@ pub struct ResourceTemplate {
 pub struct PromptArgument {
     /// Name.
     pub name: String,
+    /// Display name (`title`, from `BaseMetadata`).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub title: Option<String>,
     /// Description.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
     /// Whether it must be given.
     #[serde(default)]
     pub required: bool,
+}
+
+impl PromptArgument {
+    /// An optional argument named `name`.
+    ///
+    /// ```
+    /// use mcp_fleet_protocol::types::PromptArgument;
+    /// let a = PromptArgument::new("city").title("City").description("Where").required(true);
+    /// assert_eq!(serde_json::to_value(&a).unwrap(), serde_json::json!({"name": "city", "title": "City", "description": "Where", "required": true}));
+    /// ```
+    pub fn new(name: impl Into<String>) -> Self {
+        PromptArgument { name: name.into(), title: None, description: None, required: false }
+    }
+
+    /// Set the display name.
+    pub fn title(mut self, title: impl Into<String>) -> Self {
+        self.title = Some(title.into());
+        self
+    }
+
+    /// Set the description.
+    pub fn description(mut self, description: impl Into<String>) -> Self {
+        self.description = Some(description.into());
+        self
+    }
+
+    /// Whether it must be given.
+    pub fn required(mut self, required: bool) -> Self {
+        self.required = required;
+        self
+    }
 }
 
 /// A listed prompt.

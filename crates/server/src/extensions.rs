@@ -7,6 +7,13 @@
 //! when code around them does; the handler adds the tasks extension itself when tasks are
 //! on. Discover merges them, the handler's last. Both are fixed at build time, so every
 //! replica built from the same code advertises the same set (spec digest DISC-4).
+//!
+//! A 2025-era `initialize` result advertises the same map in its `capabilities.extensions`:
+//! the 2025-11-25 schema has no such field, but its `ServerCapabilities` is open (no
+//! `additionalProperties: false`), and SEP-2133 negotiates extensions exactly there, in the
+//! `initialize` exchange of a 2025-06-18 session. The one left out is the tasks extension,
+//! which the 2025 path does not serve (2025-11-25 has core tasks of another shape, which this
+//! framework does not implement).
 
 use std::collections::BTreeMap;
 
@@ -78,6 +85,13 @@ impl Extensions {
         let merged = self.0.iter().chain(&more.0).map(|(id, s)| (id.clone(), Value::Object(s.clone())));
         Some(Value::Object(merged.collect()))
     }
+
+    /// The same set without the extension `id`.
+    pub(crate) fn without(&self, id: &str) -> Extensions {
+        let mut rest = self.clone();
+        rest.0.remove(id);
+        rest
+    }
 }
 
 #[cfg(test)]
@@ -105,5 +119,6 @@ mod tests {
         let mut handler = Extensions::default();
         handler.register(Extension::new("com.example/a", json!({"v": 2})).unwrap());
         assert_eq!(server.wire(&handler), Some(json!({"com.example/a": {"v": 2}, "com.example/b": {}})));
+        assert_eq!(server.without("com.example/a").wire(&Extensions::default()), Some(json!({"com.example/b": {}})));
     }
 }

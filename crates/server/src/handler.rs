@@ -12,7 +12,7 @@ use mcp_fleet_bus::{MemoryBus, ServerEventBus};
 use tokio::sync::watch;
 
 use crate::audit::{AuditOrigin, AuditTrail};
-use crate::auth::challenge::resource_metadata_base;
+use crate::auth::www_authenticate::resource_metadata_base;
 use crate::auth::{LimitGate, PrincipalLimits};
 use crate::error::ServerError;
 use crate::factory::ServerFactory;
@@ -20,7 +20,7 @@ use crate::fleet::{FleetStatus, FleetTiming, FleetWatch};
 use crate::identity::{ExecutionIdentity, RevisionSalt};
 use crate::legacy::{Legacy, SessionStreams};
 use crate::listen::supervisor::{self, ConsumerParts};
-use crate::listen::{BusHealth, BusHealthState, Fanout, ListenRouter, keepalive, monitor};
+use crate::listen::{BusHealth, BusHealthState, EventIntake, ListenRouter, keepalive, monitor};
 use crate::methods::state::StateCodec;
 use crate::metrics::Metrics;
 use crate::notify::{Notifier, NotifierCore, Outbox};
@@ -37,7 +37,7 @@ pub(crate) struct HandlerShared {
     pub(crate) fleet: Arc<FleetWatch>,
     pub(crate) router: ListenRouter,
     /// The door every change event goes through to this node's streams.
-    pub(crate) fanout: Arc<Fanout>,
+    pub(crate) intake: Arc<EventIntake>,
     /// The 2025 era: sessions in the fleet, GET streams, relayed answers.
     pub(crate) legacy: Legacy,
     /// The tasks extension (`None` when off, or without a keyspace).
@@ -111,7 +111,7 @@ pub async fn create_mcp_handler(
         SessionStreams::new(options.legacy.max_streams, options.legacy.replay_events, ring, metrics.clone());
     let (task_signals, task_events) = TaskSignals::new();
     let streams = (router.clone(), session_streams.clone(), task_signals.clone());
-    let fanout = Arc::new(Fanout::new(streams, metrics.clone(), options.dedupe_window));
+    let intake = Arc::new(EventIntake::new(streams, metrics.clone(), options.dedupe_window));
     let outbox = Arc::new(Outbox::new(metrics.clone()));
     let timing = FleetTiming { ttl: options.membership_ttl, convergence_timeout: options.convergence_timeout };
     let fleet = Arc::new(
@@ -119,7 +119,7 @@ pub async fn create_mcp_handler(
             bus.clone(),
             options.catalog_notifications,
             timing,
-            fanout.clone(),
+            intake.clone(),
             router.clone(),
             metrics.clone(),
             identity.clone(),
@@ -129,7 +129,7 @@ pub async fn create_mcp_handler(
     let notifier = Notifier::new(NotifierCore {
         bus: bus.clone(),
         metrics: metrics.clone(),
-        fanout: fanout.clone(),
+        intake: intake.clone(),
         outbox: outbox.clone(),
         fleet: fleet.clone(),
     });
@@ -161,7 +161,7 @@ pub async fn create_mcp_handler(
         notifier,
         fleet: fleet.clone(),
         router: router.clone(),
-        fanout: fanout.clone(),
+        intake: intake.clone(),
         legacy,
         tasks: tasks.clone(),
         health: health.clone(),
@@ -181,7 +181,7 @@ pub async fn create_mcp_handler(
     if let Some(tasks) = tasks {
         tokio::spawn(tasks.follow(task_signals, task_events, stop()));
     }
-    let parts = ConsumerParts { bus: bus.clone(), fanout, health: health.clone(), metrics, stop: stop() };
+    let parts = ConsumerParts { bus: bus.clone(), intake, health: health.clone(), metrics, stop: stop() };
     tokio::spawn(supervisor::run(parts, events));
     tokio::spawn(monitor::run(bus.clone(), health, router.clone(), stop()));
     let farewells = [tokio::spawn(outbox.run(bus, stop())), tokio::spawn(fleet.run(stop()))];

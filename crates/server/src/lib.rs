@@ -1,10 +1,12 @@
 //! The mcp-fleet server framework: serve an MCP server (revision 2026-07-28, and the 2025
-//! revisions' clients on the same endpoint) over Streamable HTTP from any number of replicas, with change notifications fanned out over a shared event
-//! bus ([`bus::ServerEventBus`]).
+//! revisions' clients on the same endpoint) over Streamable HTTP from any number of replicas,
+//! with change notifications fanned out over a shared event bus ([`bus::ServerEventBus`]).
 //!
 //! # The public API
 //!
-//! Everything is reachable from the crate root, once:
+//! Every public item has one path: the crate root, or the one module named below. Items of
+//! other crates are re-exported (`#[doc(no_inline)]`) where a user of this crate needs them;
+//! everything else of the wire protocol is in `mcp-fleet-protocol` itself.
 //!
 //! | Item | What it is |
 //! |---|---|
@@ -12,27 +14,24 @@
 //! | [`HandlerOptions`], [`ResponseMode`], [`LegacyOptions`] | Every option, with its default; how 2025-era clients are served. |
 //! | [`ServerFactory`] | One [`McpServer`] for everyone, or a closure choosing one per request. |
 //! | [`McpServer`], [`McpServerBuilder`], [`CachePolicy`] | The server definition and its copy-on-write catalog. |
-//! | [`CatalogEdit`], [`EntryHandle`], [`ListKind`] | Change the catalog (many edits in one swap, or one entry later). |
+//! | [`CatalogEdit`], [`EntryHandle`], [`ListKind`] | Change the catalog (many edits in one swap, or one entry later); which of the four lists (re-exported from `mcp-fleet-protocol`). |
 //! | [`Handler`], [`ToolCall`], [`ResourceRead`], [`PromptGet`], [`Outcome`], [`InputRequired`] | What handlers get and return. |
 //! | [`CompletionRef`], [`CompletionRequest`], [`CompletionValues`] | Argument completion. |
 //! | [`CallContext`], [`RequestContext`], [`Principal`] | Who is calling, with what request. |
-//! | [`Authenticator`], [`AuthError`], [`AuthFuture`] | The authentication hook. |
-//! | `BearerAuthenticator`, `BearerConfig`, `BearerConfigError`, `JwksError`, `JwsAlgorithm`, `TokenError`, `TokenTypeCheck` | OAuth 2.1 resource server: JWT bearer tokens verified against the issuer's JWKS (cargo feature `oauth`). |
-//! | [`ProtectedResourceMetadata`], [`MetadataError`] | The RFC 9728 metadata a protected endpoint serves. |
-//! | [`Rate`], [`LimitScope`], [`FLEET_STREAM_LEASE`] | Per-principal request rates and stream quotas, per replica or fleet-wide. |
+//! | [`auth`] | Authentication and limits: the [`Authenticator`](auth::Authenticator) hook ([`AuthError`](auth::AuthError), [`AuthFuture`](auth::AuthFuture)); with cargo feature `oauth`, the OAuth 2.1 resource server (`BearerAuthenticator`, `BearerConfig`, `BearerConfigError`, `JwksError`, `JwsAlgorithm`, `TokenError`, `TokenTypeCheck`: JWT bearer tokens verified against the issuer's JWKS); the RFC 9728 [`ProtectedResourceMetadata`](auth::ProtectedResourceMetadata) ([`MetadataError`](auth::MetadataError)); per-principal request rates and stream quotas, per replica or fleet-wide ([`Rate`](auth::Rate), [`LimitScope`](auth::LimitScope), [`FLEET_STREAM_LEASE`](auth::FLEET_STREAM_LEASE)). |
 //! | [`ClientAddr`] | The peer address a request came from (anonymous callers' budgets). |
 //! | [`CallInterceptor`], [`ToolInvocation`], [`Next`], [`CallAnswer`], [`ResultCache`] | Hooks around every `tools/call` ([`HandlerOptions::intercept`]), and the shipped result cache. |
 //! | [`Extension`] | An extension advertised in `server/discover` ([`McpServerBuilder::extension`], [`HandlerOptions::extension`]). |
 //! | [`Notifier`] | `handler.notify().tools_changed()` and friends. |
 //! | [`TaskSupport`], [`TaskOptions`], [`TaskHandle`] | The tasks extension: which tools' calls may become tasks, the tasks' lifetime and bounds, and tasks completed from outside their handler ([`McpHandler::task`]). |
 //! | [`BusHealthState`] | Whether the node hears the bus ([`McpHandler::bus_health`]). |
-//! | [`CatalogNotifications`], [`FleetStatus`], [`FleetMember`], [`BuildCount`], [`ListConvergence`], [`CatalogRevisions`] | Fleet-consistent catalogs: when catalog changes are announced, and the fleet's membership ([`McpHandler::fleet`]). |
-//! | [`ExecutionIdentity`] | Which code answers: execution epoch, executable digest, version, commit, image ([`HandlerOptions::identity`]). |
+//! | [`CatalogAnnouncePolicy`], [`FleetStatus`], [`FleetMember`], [`BuildCount`], [`ListConvergence`], [`CatalogRevisions`] | Fleet-consistent catalogs: when catalog changes are announced, and the fleet's membership ([`McpHandler::fleet`]). |
+//! | [`ExecutionIdentity`], [`EXECUTION_KEY`], [`POD_UID_ENV`], [`IMAGE_ENV`] | Which code answers: execution epoch, executable digest, version, commit, image ([`HandlerOptions::identity`]); the `server/discover` `_meta` key it is shown under; the environment variables it reads. |
 //! | [`AuditOptions`], [`AuditSink`], [`JsonLinesSink`], [`AuditRecord`], [`AuditOrigin`], [`AuditPrincipal`] | The audit trail: one record per call and task transition, to JSON lines or any sink ([`HandlerOptions::audit`]). |
 //! | [`ResponseBody`] | The body type of [`McpHandler::handle`]'s responses. |
 //! | [`serve_http`], [`shutdown_signal`] | Serve another hyper service (an admin port) with the same connection handling and drain; wait for SIGINT/SIGTERM. |
-//! | [`ServerError`], [`RpcError`], [`LogLevel`] | Errors, and the log levels of `notifications/message`. |
-//! | [`protocol`], [`types`], [`bus`] | The wire protocol crate, its result types, and the bus crate. |
+//! | [`ServerError`], [`RpcError`], [`LogLevel`] | Errors (the JSON-RPC one re-exported from `mcp-fleet-protocol`), and the log levels of `notifications/message`. |
+//! | [`types`], [`bus`] | The wire protocol's definition and result types, and the bus crate (re-exported). |
 //! | [`trace`] | Opt-in OpenTelemetry tracing (cargo feature `otel`): the span target, request/publish/delivery spans linked across nodes, [`trace::incoming_span`] for other HTTP entry points. |
 //!
 //! ```no_run
@@ -58,7 +57,7 @@
 //! `drain` (what `shutdown()` does), `trace` (the spans).
 
 mod audit;
-mod auth;
+pub mod auth;
 mod catalog;
 mod context;
 mod drain;
@@ -82,25 +81,6 @@ mod tasks;
 pub mod trace;
 
 pub use audit::{AuditOptions, AuditOrigin, AuditPrincipal, AuditRecord, AuditSink, JsonLinesSink};
-#[cfg(feature = "oauth")]
-pub use auth::BearerAuthenticator;
-#[cfg(feature = "oauth")]
-pub use auth::BearerConfig;
-#[cfg(feature = "oauth")]
-pub use auth::BearerConfigError;
-#[cfg(feature = "oauth")]
-pub use auth::JwksError;
-#[cfg(feature = "oauth")]
-pub use auth::JwsAlgorithm;
-pub use auth::MetadataError;
-pub use auth::ProtectedResourceMetadata;
-pub use auth::Rate;
-#[cfg(feature = "oauth")]
-pub use auth::TokenError;
-#[cfg(feature = "oauth")]
-pub use auth::TokenTypeCheck;
-pub use auth::{AuthError, AuthFuture, Authenticator};
-pub use auth::{FLEET_STREAM_LEASE, LimitScope};
 pub use catalog::{
     CachePolicy, CatalogEdit, CompletionRef, CompletionRequest, CompletionValues, EntryHandle, Handler, McpServer,
     McpServerBuilder, PromptGet, ResourceRead, ToolCall,
@@ -109,7 +89,7 @@ pub use context::{CallContext, ClientAddr, Principal, RequestContext};
 pub use error::ServerError;
 pub use extensions::Extension;
 pub use factory::ServerFactory;
-pub use fleet::{BuildCount, CatalogNotifications, CatalogRevisions, FleetMember, FleetStatus, ListConvergence};
+pub use fleet::{BuildCount, CatalogAnnouncePolicy, CatalogRevisions, FleetMember, FleetStatus, ListConvergence};
 pub use handler::{McpHandler, create_mcp_handler};
 pub use http::{ResponseBody, serve_http, shutdown_signal};
 pub use identity::{EXECUTION_KEY, ExecutionIdentity, IMAGE_ENV, POD_UID_ENV};
@@ -121,13 +101,16 @@ pub use options::{HandlerOptions, ResponseMode};
 pub use outcome::{InputRequired, Outcome};
 pub use tasks::{TaskHandle, TaskOptions, TaskSupport};
 
+#[doc(no_inline)]
 pub use mcp_fleet_protocol::envelope::LogLevel;
+#[doc(no_inline)]
 pub use mcp_fleet_protocol::{ListKind, RpcError};
 
 /// The event bus crate: the [`ServerEventBus`](bus::ServerEventBus) trait, its in-memory
 /// backend and the envelope every change travels in.
+#[doc(no_inline)]
 pub use mcp_fleet_bus as bus;
-/// Wire types and rules, re-exported from `mcp-fleet-protocol`.
-pub use mcp_fleet_protocol as protocol;
-/// Result and definition types (tools, content, resources, prompts).
+/// Definition and result types (tools, content, resources, prompts), re-exported from
+/// `mcp-fleet-protocol`.
+#[doc(no_inline)]
 pub use mcp_fleet_protocol::types;

@@ -11,7 +11,7 @@ use mcp_fleet_bus::ServerEventBus;
 use crate::auth::BearerAuthenticator;
 use crate::auth::{Authenticator, LimitScope, PrincipalLimits, ProtectedResourceMetadata, Rate};
 use crate::error::ServerError;
-use crate::fleet::CatalogNotifications;
+use crate::fleet::CatalogAnnouncePolicy;
 use crate::identity::ExecutionIdentity;
 use crate::legacy::LegacyOptions;
 use crate::listen::ListenLimits;
@@ -66,7 +66,7 @@ pub struct HandlerOptions {
     pub(crate) http2_max_concurrent_streams: u32,
     pub(crate) request_read_timeout: Duration,
     pub(crate) dead_peer_timeout: Option<Duration>,
-    pub(crate) catalog_notifications: CatalogNotifications,
+    pub(crate) catalog_notifications: CatalogAnnouncePolicy,
     pub(crate) membership_ttl: Duration,
     pub(crate) convergence_timeout: Duration,
     pub(crate) legacy: LegacyOptions,
@@ -101,12 +101,12 @@ impl Default for HandlerOptions {
             shutdown_deadline: Duration::from_secs(10),
             request_state_keys: Vec::new(),
             request_state_ttl: Duration::from_secs(600),
-            dedupe_window: mcp_fleet_bus::dedupe::DEFAULT_DEDUPE_WINDOW,
+            dedupe_window: mcp_fleet_bus::DEFAULT_DEDUPE_WINDOW,
             bus_down_grace: Duration::from_secs(30),
             http2_max_concurrent_streams: 200,
             request_read_timeout: Duration::from_secs(30),
             dead_peer_timeout: Some(Duration::from_secs(60)),
-            catalog_notifications: CatalogNotifications::default(),
+            catalog_notifications: CatalogAnnouncePolicy::default(),
             membership_ttl: Duration::from_secs(10),
             convergence_timeout: Duration::from_secs(60),
             legacy: LegacyOptions::default(),
@@ -304,14 +304,15 @@ impl HandlerOptions {
     /// [`authenticator`](Self::authenticator).
     ///
     /// ```
-    /// use mcp_fleet_server::{BearerAuthenticator, BearerConfig, HandlerOptions};
+    /// use mcp_fleet_server::HandlerOptions;
+    /// use mcp_fleet_server::auth::{BearerAuthenticator, BearerConfig};
     /// let mut config = BearerConfig::new("https://auth.example.com", "https://mcp.example.com/mcp")?;
     /// config.tenant_claim = Some("org_id".into());
     /// let options = HandlerOptions::default().bearer_auth(BearerAuthenticator::new(config)?)?;
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     #[cfg(feature = "oauth")]
-    pub fn bearer_auth(mut self, bearer: BearerAuthenticator) -> Result<Self, crate::BearerConfigError> {
+    pub fn bearer_auth(mut self, bearer: BearerAuthenticator) -> Result<Self, crate::auth::BearerConfigError> {
         self.protected_resource = Some(bearer.config().metadata()?);
         self.authenticator = Some(Arc::new(bearer.clone()));
         self.bearer = Some(bearer);
@@ -427,8 +428,8 @@ impl HandlerOptions {
     }
 
     /// How catalog changes reach listen streams (see [`crate::notify`]). Default
-    /// [`CatalogNotifications::FleetConverged`].
-    pub fn catalog_notifications(mut self, mode: CatalogNotifications) -> Self {
+    /// [`CatalogAnnouncePolicy::FleetConverged`].
+    pub fn catalog_notifications(mut self, mode: CatalogAnnouncePolicy) -> Self {
         self.catalog_notifications = mode;
         self
     }

@@ -9,11 +9,11 @@ use std::time::Duration;
 use futures_util::StreamExt;
 use mcp_fleet_server::bus::{BusItem, BusStream, Change, EventKind, MemoryBus, ServerEventBus};
 use mcp_fleet_server::types::{CallToolResult, Resource, ResourceContents, ResourceTemplate, Tool};
-use mcp_fleet_server::{CatalogNotifications, HandlerOptions, ListKind, McpServer, ServerError, create_mcp_handler};
+use mcp_fleet_server::{CatalogAnnouncePolicy, HandlerOptions, ListKind, McpServer, ServerError, create_mcp_handler};
 
 /// Options whose catalog changes are bus events.
 fn immediate() -> HandlerOptions {
-    HandlerOptions::default().catalog_notifications(CatalogNotifications::Immediate)
+    HandlerOptions::default().catalog_notifications(CatalogAnnouncePolicy::Immediate)
 }
 
 /// The kinds of the events on `stream` until it stays quiet for a moment.

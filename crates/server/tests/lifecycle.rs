@@ -8,7 +8,7 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use futures_core::Stream;
-use mcp_fleet_server::bus::testing::WrappedBus;
+use mcp_fleet_server::bus::testing::{WAIT, WrappedBus, eventually};
 use mcp_fleet_server::bus::{BusItem, BusStream, MemoryBus, ServerEventBus};
 use mcp_fleet_server::{HandlerOptions, McpServer, create_mcp_handler};
 
@@ -40,15 +40,8 @@ impl Drop for Counted {
     }
 }
 
-async fn until_zero(open: &AtomicUsize) {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
-    while open.load(Ordering::SeqCst) != 0 {
-        assert!(tokio::time::Instant::now() < deadline, "the bus consumer is still running");
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-}
-
-#[tokio::test]
+// Paused time: the 50 ms that a clone must keep the consumer running pass at once.
+#[tokio::test(start_paused = true)]
 async fn dropping_the_last_handler_clone_stops_its_background_tasks() {
     let open = Arc::new(AtomicUsize::new(0));
     let bus = counting_bus(&open);
@@ -60,7 +53,7 @@ async fn dropping_the_last_handler_clone_stops_its_background_tasks() {
     tokio::time::sleep(Duration::from_millis(50)).await;
     assert_eq!(open.load(Ordering::SeqCst), 1, "a clone keeps it running");
     drop(clone);
-    until_zero(&open).await;
+    eventually("the bus consumer stopped", WAIT, async || open.load(Ordering::SeqCst) == 0).await;
 }
 
 #[tokio::test]
@@ -70,7 +63,7 @@ async fn shutdown_stops_the_background_tasks_and_a_later_serve_returns_at_once()
     let handler =
         create_mcp_handler(McpServer::builder("s", "1").build(), HandlerOptions::default().bus(bus)).await.unwrap();
     handler.shutdown().await;
-    until_zero(&open).await;
+    eventually("the bus consumer stopped", WAIT, async || open.load(Ordering::SeqCst) == 0).await;
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let served = tokio::time::timeout(Duration::from_secs(2), handler.serve(listener)).await;
     assert!(matches!(served, Ok(Ok(()))), "serve() after shutdown() returns at once");

@@ -18,9 +18,10 @@ use http_body_util::{BodyExt, Full};
 use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
+use mcp_fleet_server::auth::AuthError;
 use mcp_fleet_server::types::{CallToolResult, Tool};
 use mcp_fleet_server::{
-    AuthError, HandlerOptions, McpHandler, McpServer, Principal, TaskOptions, TaskSupport, create_mcp_handler,
+    HandlerOptions, McpHandler, McpServer, Principal, TaskOptions, TaskSupport, create_mcp_handler,
 };
 use serde_json::{Value, json};
 

@@ -29,7 +29,7 @@ use record::{Accepted, StreamRecord, assert_all_covered};
 /// Listen streams per node (30 across a 3-node fleet, as in the issue).
 pub const STREAMS_PER_NODE: usize = 10;
 /// 2025-era GET streams per node, each of its own session subscribed to `test://a`: they hear
-/// the same events through the same fanout, and are held to the same invariant.
+/// the same events through the same intake, and are held to the same invariant.
 pub const LEGACY_STREAMS_PER_NODE: usize = 2;
 /// How long delivery (or a gap) may take after a publish, faults included.
 pub const DELIVERY_WAIT: Duration = Duration::from_secs(30);

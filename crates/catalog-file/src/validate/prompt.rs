@@ -18,7 +18,12 @@ pub(crate) fn prompt(p: FilePrompt) -> Result<PromptEntry, Flaw> {
         if arguments.iter().any(|known| known.name == a.name) {
             return Err(Flaw::at([PathSeg::from("arguments"), i.into()], Problem::DuplicateArgument(a.name)));
         }
-        arguments.push(PromptArgument { name: a.name, description: a.description, required: a.required });
+        arguments.push(PromptArgument {
+            name: a.name,
+            title: a.title,
+            description: a.description,
+            required: a.required,
+        });
     }
     let declared: Vec<&str> = arguments.iter().map(|a| a.name.as_str()).collect();
     let messages = match (p.text, p.messages) {

@@ -36,7 +36,7 @@ pub(crate) fn resource(r: FileResource, cx: &Context<'_>) -> Result<ResourceEntr
         icons: display::icons(r.icons)?,
         meta: r.meta,
     };
-    Ok(ResourceEntry { def, source })
+    Ok(ResourceEntry { def, source, contents_meta: r.contents_meta })
 }
 
 /// Check one resource template.
@@ -55,5 +55,5 @@ pub(crate) fn template(t: FileResourceTemplate) -> Result<TemplateEntry, Flaw> {
         icons: display::icons(t.icons)?,
         meta: t.meta,
     };
-    Ok(TemplateEntry { def, text })
+    Ok(TemplateEntry { def, text, contents_meta: t.contents_meta })
 }

@@ -6,7 +6,7 @@
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use serde_json::{Map, Value, json};
 
-use mcp_fleet_server::protocol::headers::param_headers;
+use mcp_fleet_protocol::headers::param_headers;
 use mcp_fleet_server::types::Tool;
 
 use super::file::{Context, Flaw, check_name, checked_template};

@@ -28,7 +28,7 @@ use serde_json::{Value, json};
 use tokio::sync::{Semaphore, watch};
 
 /// How long any awaited condition may take.
-pub const WAIT: Duration = Duration::from_secs(10);
+pub use mcp_fleet_bus::testing::WAIT;
 
 type Body = UnsyncBoxBody<Bytes, Box<dyn std::error::Error + Send + Sync>>;
 /// Rewrites a JSON answer to `method`.
@@ -353,15 +353,4 @@ pub async fn until_fresh(state: &mut StateReceiver, n: usize) -> CatalogState {
         s.freshness == Freshness::Fresh && s.snapshot.as_ref().is_some_and(|s| s.items.len() == n)
     })
     .await
-}
-
-/// Poll `done` every 10 ms until it holds.
-pub async fn wait_for(what: &str, mut done: impl FnMut() -> bool) {
-    tokio::time::timeout(WAIT, async {
-        while !done() {
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
-    })
-    .await
-    .unwrap_or_else(|_| panic!("timed out waiting for {what}"));
 }

@@ -86,11 +86,8 @@ impl Node {
 
     /// Wait (up to 15 s) until `/readyz` says 200.
     pub(crate) async fn ready(&self) {
-        let deadline = Instant::now() + Duration::from_secs(15);
-        while self.probe("/readyz").await != Some(200) {
-            assert!(Instant::now() < deadline, "node {} did not become ready", self.mcp);
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
+        let what = format!("node {} is ready", self.mcp);
+        eventually(what, Duration::from_secs(15), async || self.probe("/readyz").await == Some(200)).await;
     }
 
     pub(crate) fn pid(&self) -> u32 {

@@ -82,7 +82,8 @@ pub enum TokenError {
 /// Verifies JWT bearer tokens; an [`Authenticator`]. A cheap `Clone` handle around an `Arc`.
 ///
 /// ```
-/// use mcp_fleet_server::{BearerAuthenticator, BearerConfig, HandlerOptions};
+/// use mcp_fleet_server::HandlerOptions;
+/// use mcp_fleet_server::auth::{BearerAuthenticator, BearerConfig};
 /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
 /// let config = BearerConfig::from_flags(
 ///     "https://auth.example.com",
@@ -165,7 +166,7 @@ impl BearerAuthenticator {
     /// Handling").
     ///
     /// ```
-    /// # use mcp_fleet_server::{BearerAuthenticator, BearerConfig};
+    /// # use mcp_fleet_server::auth::{BearerAuthenticator, BearerConfig};
     /// let bearer = BearerAuthenticator::new(BearerConfig::new("https://auth.example.com", "https://mcp.example.com/mcp")?)?;
     /// let refusal = bearer.insufficient_scope(&["mcp:use", "files:write"]);
     /// assert_eq!(refusal.status(), http::StatusCode::FORBIDDEN);
@@ -174,7 +175,7 @@ impl BearerAuthenticator {
     ///     "Bearer resource_metadata=\"https://mcp.example.com/.well-known/oauth-protected-resource/mcp\", \
     ///      error=\"insufficient_scope\", scope=\"mcp:use files:write\"",
     /// );
-    /// # Ok::<(), mcp_fleet_server::BearerConfigError>(())
+    /// # Ok::<(), mcp_fleet_server::auth::BearerConfigError>(())
     /// ```
     pub fn insufficient_scope(&self, scopes: &[&str]) -> AuthError {
         self.inner.challenges.insufficient(scopes)

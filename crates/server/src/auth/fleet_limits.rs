@@ -1,5 +1,5 @@
 //! [`FleetLimits`]: per-principal limits that hold across the fleet, through the bus's
-//! [`Keyspace`] — [`LimitScope::Fleet`](crate::LimitScope::Fleet). The per-replica limits of
+//! [`Keyspace`] — [`LimitScope::Fleet`](crate::auth::LimitScope::Fleet). The per-replica limits of
 //! `limits.rs` stay the cheap option, and the fallback whenever the keyspace errs (a broker
 //! outage must not refuse every request).
 //!
@@ -144,7 +144,7 @@ impl FleetLimits {
         let mut total = mine;
         for read in reads {
             if let Some(record) = read? {
-                total += mcp_fleet_bus::keyspace::parse_counter("", &record.value).unwrap_or(0).max(0);
+                total += mcp_fleet_bus::parse_counter("", &record.value).unwrap_or(0).max(0);
             }
         }
         if total > i64::try_from(self.inner.max_streams).unwrap_or(i64::MAX) {

@@ -32,7 +32,7 @@ pub enum MetadataError {
 /// The protected-resource metadata of one MCP endpoint.
 ///
 /// ```
-/// use mcp_fleet_server::ProtectedResourceMetadata;
+/// use mcp_fleet_server::auth::ProtectedResourceMetadata;
 /// let metadata = ProtectedResourceMetadata::new("https://mcp.example.com/mcp", "https://auth.example.com")?
 ///     .with_scopes_supported(["mcp:read", "mcp:write"])
 ///     .with_resource_name("Example MCP");
@@ -45,7 +45,7 @@ pub enum MetadataError {
 /// assert_eq!(doc["authorization_servers"][0], "https://auth.example.com");
 /// assert_eq!(doc["bearer_methods_supported"][0], "header");
 /// assert!(metadata.response_for("/mcp").is_none());
-/// # Ok::<(), mcp_fleet_server::MetadataError>(())
+/// # Ok::<(), mcp_fleet_server::auth::MetadataError>(())
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ProtectedResourceMetadata {

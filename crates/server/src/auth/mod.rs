@@ -7,13 +7,13 @@
 
 #[cfg(feature = "oauth")]
 mod bearer;
-pub(crate) mod challenge;
 mod fleet_limits;
 mod gate;
 #[cfg(feature = "oauth")]
 mod jwks;
 mod limits;
 mod metadata;
+pub(crate) mod www_authenticate;
 
 #[cfg(feature = "oauth")]
 pub use bearer::{BearerAuthenticator, BearerConfig, BearerConfigError, JwsAlgorithm, TokenError, TokenTypeCheck};
@@ -41,7 +41,8 @@ pub type AuthFuture<'a> = Pin<Box<dyn Future<Output = Result<Principal, AuthErro
 /// Turns request headers into a principal, or refuses the request.
 ///
 /// ```
-/// use mcp_fleet_server::{AuthError, HandlerOptions, Principal};
+/// use mcp_fleet_server::{HandlerOptions, Principal};
+/// use mcp_fleet_server::auth::AuthError;
 /// let options = HandlerOptions::default().authenticator(|parts: &http::request::Parts| {
 ///     match parts.headers.get("x-api-key").map(|v| v.as_bytes()) {
 ///         Some(b"secret") => Ok(Principal::new("ops", None)),

@@ -5,12 +5,12 @@ use mcp_fleet_protocol::ListKind;
 use mcp_fleet_protocol::headers::param_headers;
 use mcp_fleet_protocol::schema::ToolSchemas;
 use mcp_fleet_protocol::types::{
-    CallToolResult, GetPromptResult, Prompt, Resource, ResourceContents, ResourceTemplate, Tool,
+    CacheHint, CallToolResult, GetPromptResult, Prompt, Resource, ResourceContents, ResourceTemplate, Tool,
 };
 use serde_json::Value;
 
 use super::entries::{PromptEntry, ResourceEntry, TemplateEntry, ToolEntry, definition_revision};
-use super::handler::{Handler, PromptGet, ResourceRead, ToolCall, shared};
+use super::entry_handler::{Handler, PromptGet, ResourceRead, ToolCall, shared};
 use super::listing::Listing;
 use super::server::Catalog;
 use super::template::UriTemplate;
@@ -55,6 +55,7 @@ impl CatalogEdit<'_> {
             param_headers,
             required_scopes: Vec::new(),
             task_support: TaskSupport::default(),
+            cache_hint: None,
             run: shared(handler),
         };
         self.catalog.tools.upsert(entry);
@@ -135,6 +136,29 @@ impl CatalogEdit<'_> {
     /// such tool.
     pub fn set_task_support(&mut self, tool: &str, support: TaskSupport) -> bool {
         self.catalog.tools.modify(tool, |e| e.task_support = support)
+    }
+
+    /// Say how a tool's results may be cached (`ttlMs` and `cacheScope`, the spec's
+    /// `CacheableResult` semantics): [`CacheScope::Public`](mcp_fleet_protocol::types::CacheScope::Public)
+    /// results carry no user-specific data and may be shared by every caller,
+    /// `Private` ones only within one authorization context, and `ttl_ms: 0` means never
+    /// reuse one. Interceptors see it as [`ToolInvocation::cache_hint`](crate::ToolInvocation::cache_hint)
+    /// ([`ResultCache`](crate::ResultCache) honours it); without one a tool's results are
+    /// private (CACHE-6). Re-adding the tool resets it. Not on the wire: `tools/call` results
+    /// are not cacheable results in the 2026-07-28 schema. `false` if there is no such tool.
+    ///
+    /// ```
+    /// use mcp_fleet_server::McpServer;
+    /// use mcp_fleet_server::types::{CacheHint, CacheScope, CallToolResult, Tool};
+    /// # async fn demo() -> Result<(), mcp_fleet_server::ServerError> {
+    /// let server = McpServer::builder("demo", "1").build();
+    /// server.tool(Tool::new("weather", "Today's weather"), |_c| async { Ok(CallToolResult::text("sunny")) });
+    /// let public = CacheHint { ttl_ms: 60_000, scope: CacheScope::Public };
+    /// server.batch(|e| Ok(e.set_cache_hint("weather", public))).await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn set_cache_hint(&mut self, tool: &str, hint: CacheHint) -> bool {
+        self.catalog.tools.modify(tool, |e| e.cache_hint = Some(hint))
     }
 
     /// Replace a resource's definition, keeping its reader; `false` if it does not exist.

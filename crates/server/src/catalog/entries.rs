@@ -9,7 +9,7 @@ use mcp_fleet_protocol::types::{
 use serde::Serialize;
 use serde_json::Value;
 
-use super::handler::{PromptGet, ResourceRead, SharedHandler, ToolCall};
+use super::entry_handler::{PromptGet, ResourceRead, SharedHandler, ToolCall};
 use super::template::UriTemplate;
 use crate::context::Principal;
 
@@ -48,6 +48,8 @@ pub(crate) struct ToolEntry {
     pub(crate) required_scopes: Vec<String>,
     /// Whether its calls may become tasks (the tasks extension).
     pub(crate) task_support: crate::tasks::TaskSupport,
+    /// How its results may be cached (`None`: private, CACHE-6), for interceptors.
+    pub(crate) cache_hint: Option<mcp_fleet_protocol::types::CacheHint>,
     pub(crate) run: ToolFn,
 }
 

@@ -5,26 +5,26 @@
 //!   [`McpServerBuilder`] (`builder`, with [`CachePolicy`]).
 //! - [`CatalogEdit`] (`edit`): the edits one swap applies; [`EntryHandle`] (`handles`): one
 //!   entry's later changes.
-//! - [`Handler`] and the call arguments (`handler`); the catalog's entries (`entries`), lists
-//!   (`listing`), URI templates (`template`) and completion types (`completion`).
+//! - [`Handler`] and the call arguments (`entry_handler`); the catalog's entries (`entries`), lists
+//!   (`listing`), URI templates (`template`) and completion types (`completer`).
 
 mod builder;
-mod completion;
+mod completer;
 mod edit;
 mod entries;
-mod handler;
+mod entry_handler;
 mod handles;
 mod listing;
 mod server;
 mod template;
 
 pub use builder::{CachePolicy, McpServerBuilder};
-pub use completion::{CompletionRef, CompletionRequest, CompletionValues};
+pub use completer::{CompletionRef, CompletionRequest, CompletionValues};
 pub use edit::CatalogEdit;
-pub use handler::{Handler, PromptGet, ResourceRead, ToolCall};
+pub use entry_handler::{Handler, PromptGet, ResourceRead, ToolCall};
 pub use handles::EntryHandle;
 pub use server::McpServer;
 
 pub(crate) use entries::{DefinitionRevision, ToolFn};
-pub(crate) use handler::run_guarded;
+pub(crate) use entry_handler::run_guarded;
 pub(crate) use server::{Catalog, WeakServer};

@@ -17,10 +17,10 @@ use mcp_fleet_protocol::{ListKind, RpcError};
 use serde_json::Value;
 
 use super::builder::{CachePolicy, McpServerBuilder};
-use super::completion::{CompletionFn, CompletionRequest, CompletionValues};
+use super::completer::{CompletionFn, CompletionRequest, CompletionValues};
 use super::edit::CatalogEdit;
 use super::entries::{PromptEntry, ResourceEntry, TemplateEntry, ToolEntry};
-use super::handler::{Handler, PromptGet, ResourceRead, ToolCall};
+use super::entry_handler::{Handler, PromptGet, ResourceRead, ToolCall};
 use super::handles::EntryHandle;
 use super::listing::Listing;
 use crate::error::ServerError;

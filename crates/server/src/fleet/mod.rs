@@ -15,6 +15,6 @@ mod watch;
 
 pub use record::CatalogRevisions;
 pub use status::{BuildCount, FleetMember, FleetStatus, ListConvergence};
-pub use watch::CatalogNotifications;
+pub use watch::CatalogAnnouncePolicy;
 
 pub(crate) use watch::{FleetTiming, FleetWatch};

@@ -24,14 +24,14 @@ use super::record::{CatalogRevisions, GLOBAL_SCOPE, MemberRecord};
 use super::status::{BuildCount, FleetMember, FleetStatus, ListConvergence};
 use crate::catalog::{McpServer, WeakServer};
 use crate::identity::{ExecutionIdentity, RevisionSalt};
-use crate::listen::{Fanout, ListenRouter};
+use crate::listen::{EventIntake, ListenRouter};
 use crate::metrics::Metrics;
 use crate::notify::list_event;
 use crate::shutdown::Shutdown;
 
 /// How catalog changes reach listen streams (see [`crate::notify`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum CatalogNotifications {
+pub enum CatalogAnnouncePolicy {
     /// Each stream hears of a new revision once, when every live node of the fleet serves it
     /// (or the convergence timeout passed). The default.
     #[default]
@@ -82,14 +82,14 @@ struct State {
 pub(crate) struct FleetWatch {
     node_id: String,
     bus: Arc<dyn ServerEventBus>,
-    mode: CatalogNotifications,
+    mode: CatalogAnnouncePolicy,
     timing: FleetTiming,
     /// Scope → the catalog served in it. A std mutex: read or replaced, never across `.await`.
     catalogs: Mutex<BTreeMap<String, WeakServer>>,
     state: Mutex<State>,
     /// A catalog changed: announce now and evaluate.
     changed: Notify,
-    fanout: Arc<Fanout>,
+    intake: Arc<EventIntake>,
     router: ListenRouter,
     metrics: Metrics,
     started: Instant,
@@ -102,9 +102,9 @@ pub(crate) struct FleetWatch {
 impl FleetWatch {
     pub(crate) fn new(
         bus: Arc<dyn ServerEventBus>,
-        mode: CatalogNotifications,
+        mode: CatalogAnnouncePolicy,
         timing: FleetTiming,
-        fanout: Arc<Fanout>,
+        intake: Arc<EventIntake>,
         router: ListenRouter,
         metrics: Metrics,
         identity: Arc<ExecutionIdentity>,
@@ -117,7 +117,7 @@ impl FleetWatch {
             catalogs: Mutex::default(),
             state: Mutex::default(),
             changed: Notify::new(),
-            fanout,
+            intake,
             router,
             metrics,
             started: Instant::now(),
@@ -133,7 +133,7 @@ impl FleetWatch {
     }
 
     /// How catalog changes reach listen streams.
-    pub(crate) fn mode(&self) -> CatalogNotifications {
+    pub(crate) fn mode(&self) -> CatalogAnnouncePolicy {
         self.mode
     }
 
@@ -243,7 +243,7 @@ impl FleetWatch {
                 }
             }
         }
-        if self.mode == CatalogNotifications::FleetConverged {
+        if self.mode == CatalogAnnouncePolicy::FleetConverged {
             for (scope, list, decision) in decisions {
                 self.act(&scope, list, decision);
             }
@@ -262,7 +262,7 @@ impl FleetWatch {
         let scope = (scope != GLOBAL_SCOPE).then(|| scope.to_owned());
         let change = Change { scope, kind: list_event(list), uri: None, session: None };
         let event = EventEnvelope::new(change, &self.node_id);
-        self.fanout.deliver_catalog(&event, revision, converged);
+        self.intake.deliver_catalog(&event, revision, converged);
     }
 
     /// The fleet as this node sees it.

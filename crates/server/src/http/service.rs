@@ -20,7 +20,7 @@ use super::body::ResponseBody;
 use super::call_body::CallBody;
 use super::guard::origin_allowed;
 use crate::auth::RetryAfter;
-use crate::auth::challenge::insufficient_scope;
+use crate::auth::www_authenticate::insufficient_scope;
 use crate::context::RequestContext;
 use crate::handler::McpHandler;
 use crate::methods::{CallFuture, MethodRequest, Prepared, prepare, required_scopes};
@@ -385,10 +385,10 @@ fn http_error(status: StatusCode, message: &str) -> Response<ResponseBody> {
 }
 
 /// 401 or 403 with the authenticator's `WWW-Authenticate` challenge.
-fn refused(error: &crate::AuthError) -> Response<ResponseBody> {
+fn refused(error: &crate::auth::AuthError) -> Response<ResponseBody> {
     let message = match error {
-        crate::AuthError::Unauthenticated { .. } => "Authentication required",
-        crate::AuthError::Forbidden { .. } => "Insufficient permissions for this request",
+        crate::auth::AuthError::Unauthenticated { .. } => "Authentication required",
+        crate::auth::AuthError::Forbidden { .. } => "Insufficient permissions for this request",
     };
     let mut resp = http_error(error.status(), message);
     if let Ok(value) = HeaderValue::from_str(error.challenge()) {

@@ -117,6 +117,24 @@ async fn a_modern_only_endpoint_refuses_the_2025_era() {
     assert_eq!(body["error"]["data"]["requested"], "2025-06-18");
 }
 
+/// SEP-2133 negotiates extensions in `initialize`: a 2025 session hears of the registered
+/// ones, but not of the tasks extension, which only the 2026-07-28 path serves.
+#[tokio::test]
+async fn a_2025_initialize_advertises_the_registered_extensions_but_tasks() {
+    let audit = crate::Extension::new("com.example/audit", json!({"retentionDays": 30})).unwrap();
+    let server = McpServer::builder("unit", "0.1.0").extension(audit).build();
+    let h = create_mcp_handler(server, HandlerOptions::default()).await.expect("handler");
+    let init = br#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}"#;
+    let req = Request::post("/mcp")
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .body(Full::new(Bytes::from_static(init)));
+    let (status, _, body) = answer(&h, req.unwrap()).await;
+    let body: serde_json::Value = serde_json::from_slice(&body).unwrap();
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["result"]["capabilities"]["extensions"], json!({"com.example/audit": {"retentionDays": 30}}));
+}
+
 #[tokio::test]
 async fn a_listen_starts_with_its_ack_bytes() {
     let h = handler().await;

@@ -2,8 +2,13 @@
 //! keyed by tool, arguments, catalog revision and caller.
 //!
 //! Keyed by the tool list's revision, a cached result never outlives the definition that
-//! produced it; keyed by the caller (issuer and subject), one caller's result is never served
-//! to another (results are private unless known otherwise: CACHE-6's conservative default).
+//! produced it. The tool's cache hint ([`ToolInvocation::cache_hint`], the spec's
+//! `cacheScope`/`ttlMs` semantics) decides who may share an entry: a `public` result is one
+//! entry for every caller; a `private` one — and one of a tool that said nothing (CACHE-6's
+//! conservative default) — is keyed by the caller's authorization context (issuer and
+//! subject; anonymous calls are one context), so it is never served across contexts
+//! ("Caches MUST NOT be shared across authorization contexts", `CacheableResult.cacheScope`).
+//! A hint's `ttlMs` shortens the cache's own ttl, and `0` ("immediately stale") keeps nothing.
 //! Only complete, non-error results of first calls are kept: an `isError` result, an MRTR
 //! `input_required` round and any call carrying `inputResponses` or `requestState` go
 //! through. The store is a mutex over a map, held only to look up or insert (never across an
@@ -15,7 +20,7 @@ use std::time::Duration;
 
 use futures_util::FutureExt;
 use futures_util::future::BoxFuture;
-use mcp_fleet_protocol::types::CallToolResult;
+use mcp_fleet_protocol::types::{CacheScope, CallToolResult};
 use tokio::time::Instant;
 
 use super::chain::{CallAnswer, CallInterceptor, Next, ToolInvocation};
@@ -29,9 +34,13 @@ struct Key {
     /// arguments are equal bytes).
     arguments: String,
     revision: u64,
-    /// `issuer` and subject of the caller; empty for anonymous calls.
-    caller: (Option<String>, String),
+    /// `issuer` and subject of the caller (empty for anonymous calls); `None` for a public
+    /// result, which every caller shares.
+    caller: Option<(Option<String>, String)>,
 }
+
+/// A kept result and when it was kept, with how long it may be served.
+type Entry = (Instant, Duration, CallToolResult);
 
 /// Caches tools' results for `ttl`, at most `capacity` of them.
 ///
@@ -46,7 +55,7 @@ struct Key {
 pub struct ResultCache {
     ttl: Duration,
     capacity: usize,
-    entries: Mutex<HashMap<Key, (Instant, CallToolResult)>>,
+    entries: Mutex<HashMap<Key, Entry>>,
 }
 
 impl ResultCache {
@@ -65,31 +74,39 @@ impl ResultCache {
         self.len() == 0
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<Key, (Instant, CallToolResult)>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<Key, Entry>> {
         // A poisoned lock only means a panic mid-insert of a whole entry: the map is intact.
         self.entries.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     fn get(&self, key: &Key) -> Option<CallToolResult> {
         let entries = self.lock();
-        entries.get(key).filter(|(at, _)| at.elapsed() < self.ttl).map(|(_, result)| result.clone())
+        entries.get(key).filter(|(at, ttl, _)| at.elapsed() < *ttl).map(|(_, _, result)| result.clone())
     }
 
-    fn put(&self, key: Key, result: CallToolResult) {
-        if self.capacity == 0 {
+    fn put(&self, key: Key, ttl: Duration, result: CallToolResult) {
+        if self.capacity == 0 || ttl.is_zero() {
             return;
         }
         let mut entries = self.lock();
         if entries.len() >= self.capacity && !entries.contains_key(&key) {
-            let ttl = self.ttl;
-            entries.retain(|_, (at, _)| at.elapsed() < ttl);
+            entries.retain(|_, (at, ttl, _)| at.elapsed() < *ttl);
             if entries.len() >= self.capacity
-                && let Some(oldest) = entries.iter().min_by_key(|(_, (at, _))| *at).map(|(k, _)| k.clone())
+                && let Some(oldest) = entries.iter().min_by_key(|(_, (at, _, _))| *at).map(|(k, _)| k.clone())
             {
                 entries.remove(&oldest);
             }
         }
-        entries.insert(key, (Instant::now(), result));
+        entries.insert(key, (Instant::now(), ttl, result));
+    }
+
+    /// How long a result of `invocation`'s tool may be served: the cache's ttl, shortened by
+    /// the tool's hint (`0`: not at all).
+    fn ttl_for(&self, invocation: &ToolInvocation) -> Duration {
+        match invocation.cache_hint {
+            Some(hint) => self.ttl.min(Duration::from_millis(hint.ttl_ms)),
+            None => self.ttl,
+        }
     }
 }
 
@@ -99,14 +116,17 @@ fn key_of(invocation: &ToolInvocation) -> Option<Key> {
     if ctx.input_responses.is_some() || ctx.request_state.is_some() {
         return None;
     }
-    let caller = ctx.principal.as_ref().map(|p| (p.issuer.clone(), p.id.clone())).unwrap_or_default();
+    let public = invocation.cache_hint.is_some_and(|hint| hint.scope == CacheScope::Public);
+    let caller =
+        (!public).then(|| ctx.principal.as_ref().map(|p| (p.issuer.clone(), p.id.clone())).unwrap_or_default());
     let arguments = serde_json::Value::Object(invocation.call.arguments.clone()).to_string();
     Some(Key { tool: invocation.tool.clone(), arguments, revision: invocation.revision, caller })
 }
 
 impl CallInterceptor for Arc<ResultCache> {
     fn intercept(&self, invocation: ToolInvocation, next: Next) -> BoxFuture<'static, CallAnswer> {
-        let Some(key) = key_of(&invocation) else { return next.run(invocation) };
+        let ttl = self.ttl_for(&invocation);
+        let Some(key) = key_of(&invocation).filter(|_| !ttl.is_zero()) else { return next.run(invocation) };
         if let Some(hit) = self.get(&key) {
             return futures_util::future::ready(Ok(Outcome::Complete(hit))).boxed();
         }
@@ -116,7 +136,7 @@ impl CallInterceptor for Arc<ResultCache> {
                 if let Ok(Outcome::Complete(result)) = &answer
                     && !result.is_error
                 {
-                    cache.put(key, result.clone());
+                    cache.put(key, ttl, result.clone());
                 }
                 answer
             })

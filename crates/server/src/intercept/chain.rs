@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use futures_util::future::BoxFuture;
 use mcp_fleet_protocol::RpcError;
-use mcp_fleet_protocol::types::CallToolResult;
+use mcp_fleet_protocol::types::{CacheHint, CallToolResult};
 
 use crate::catalog::{ToolCall, ToolFn, run_guarded};
 use crate::outcome::Outcome;
@@ -22,6 +22,10 @@ pub struct ToolInvocation {
     /// tool's definition does, so a cache keyed by it never serves a result of an older
     /// definition.
     pub revision: u64,
+    /// How the tool's results may be cached, as its registration said
+    /// ([`CatalogEdit::set_cache_hint`](crate::CatalogEdit::set_cache_hint)); `None`: nothing
+    /// said, so private (CACHE-6's conservative default).
+    pub cache_hint: Option<CacheHint>,
     /// The arguments (already checked against the input schema) and the call's context.
     pub call: ToolCall,
 }
@@ -81,6 +85,7 @@ pub(crate) fn intercepted(
     interceptors: &Arc<[Arc<dyn CallInterceptor>]>,
     tool: &str,
     revision: u64,
+    cache_hint: Option<CacheHint>,
 ) -> ToolFn {
     if interceptors.is_empty() {
         return handler;
@@ -88,6 +93,6 @@ pub(crate) fn intercepted(
     let (interceptors, tool): (_, Arc<str>) = (interceptors.clone(), tool.into());
     Arc::new(move |call: ToolCall| {
         let next = Next { rest: interceptors.clone(), handler: handler.clone() };
-        next.run(ToolInvocation { tool: tool.clone(), revision, call })
+        next.run(ToolInvocation { tool: tool.clone(), revision, cache_hint, call })
     })
 }

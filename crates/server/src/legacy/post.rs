@@ -10,7 +10,7 @@
 use std::sync::Arc;
 
 use http::{HeaderValue, Method, Response, StatusCode, header};
-use mcp_fleet_bus::envelope::SessionOp;
+use mcp_fleet_bus::SessionOp;
 use mcp_fleet_bus::{Change, EventEnvelope};
 use mcp_fleet_protocol::envelope::LogLevel;
 use mcp_fleet_protocol::jsonrpc::{encode_error, encode_result};
@@ -150,9 +150,18 @@ impl McpHandler {
         self.count_version(version);
         let ctx = RequestContext { principal: principal.cloned(), parts: Arc::new(parts.clone()) };
         let server = self.shared.factory.server(&ctx);
+        let mut capabilities = crate::methods::discover::capabilities(&server.snapshot());
+        // SEP-2133 negotiates extensions in `initialize`; the tasks extension is 2026-07-28's
+        // only (see `crate::extensions`).
+        let handlers = self.shared.extensions.without(mcp_fleet_protocol::tasks::TASKS_EXTENSION);
+        if let Some(extensions) =
+            server.extensions().without(mcp_fleet_protocol::tasks::TASKS_EXTENSION).wire(&handlers)
+        {
+            capabilities["extensions"] = extensions;
+        }
         let mut result = json!({
             "protocolVersion": version,
-            "capabilities": crate::methods::discover::capabilities(&server.snapshot()),
+            "capabilities": capabilities,
             "serverInfo": server.info().as_ref(),
         });
         if let Some(instructions) = server.instructions() {
@@ -250,7 +259,7 @@ impl McpHandler {
     /// bus's copy is dropped here as a duplicate).
     async fn publish_session(&self, change: Change) -> Result<(), RpcError> {
         let event = EventEnvelope::new(change, self.shared.bus.node_id());
-        self.shared.fanout.deliver_local(&event);
+        self.shared.intake.deliver_local(&event);
         self.shared.bus.publish_event(event).await.map(|_| ()).map_err(|e| {
             self.shared.metrics.publish_failures.inc();
             RpcError::internal(format!("The change was saved but could not be announced to the fleet: {e}"))

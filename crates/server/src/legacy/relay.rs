@@ -9,7 +9,7 @@
 //! (unknown id, another session's, or past its timeout) is refused with a clear error instead
 //! of vanishing.
 //!
-//! [`SessionOp::Answered`]: mcp_fleet_bus::envelope::SessionOp::Answered
+//! [`SessionOp::Answered`]: mcp_fleet_bus::SessionOp::Answered
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -49,7 +49,7 @@ pub(crate) enum AnswerError {
 }
 
 /// The waiters of this node, woken when the bus announces that their answer is stored. A
-/// cheap clone; the session streams' fanout wakes them, the relay registers them.
+/// cheap clone; the session streams' intake wakes them, the relay registers them.
 #[derive(Clone, Default)]
 pub(crate) struct Wakeups {
     /// Request id → its waiter's bell. A std mutex held only to insert, look up or remove.
@@ -165,7 +165,7 @@ impl Relay {
     pub(crate) async fn answer(&self, session: &str, id: &RequestId, answer: Answer) -> Result<Delivered, AnswerError> {
         let RequestId::String(raw) = id else { return Err(AnswerError::NotAwaited(id.to_json())) };
         let not_awaited = || AnswerError::NotAwaited(id.to_json());
-        if mcp_fleet_bus::keyspace::check_key(&format!("w.{raw}")).is_err() {
+        if mcp_fleet_bus::check_key(&format!("w.{raw}")).is_err() {
             return Err(not_awaited());
         }
         let Some(owner) = self.keys.get(&format!("w.{raw}")).await? else { return Err(not_awaited()) };

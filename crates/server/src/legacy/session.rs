@@ -54,7 +54,7 @@ impl SessionRecord {
             subscriptions: BTreeSet::new(),
             principal: principal.map(|p| p.id.clone()),
             scope: principal.and_then(|p| p.scope.clone()),
-            written_ms: mcp_fleet_bus::envelope::now_ms(),
+            written_ms: mcp_fleet_bus::now_ms(),
         }
     }
 
@@ -167,7 +167,7 @@ impl SessionStore {
             tracing::warn!(session = id, "undecodable session record: treated as unknown");
             return Ok(None);
         };
-        let now = mcp_fleet_bus::envelope::now_ms();
+        let now = mcp_fleet_bus::now_ms();
         let renew_after = (self.keys.ttl().as_millis() / 4) as u64;
         if now.saturating_sub(record.written_ms) > renew_after {
             record.written_ms = now;
@@ -188,7 +188,7 @@ impl SessionStore {
             let Some(found) = self.keys.get(id).await? else { return Ok(None) };
             let Some(mut record) = decode(&found.value) else { return Ok(None) };
             change(&mut record);
-            record.written_ms = mcp_fleet_bus::envelope::now_ms();
+            record.written_ms = mcp_fleet_bus::now_ms();
             if self.keys.compare_and_set(id, found.revision, encode(&record)).await?.is_some() {
                 return Ok(Some(record));
             }
@@ -252,6 +252,6 @@ mod tests {
         assert_ne!(id, new_session_id());
         assert!(!is_session_id("../etc") && !is_session_id(""));
         let key = principal_key("any string, even with spaces / and * stars");
-        assert!(mcp_fleet_bus::keyspace::check_key(&key).is_ok() && key.len() == 66);
+        assert!(mcp_fleet_bus::check_key(&key).is_ok() && key.len() == 66);
     }
 }

@@ -3,7 +3,7 @@
 //!
 //! A GET stream hears what the session follows — every list change, and `resources/updated`
 //! for the URIs it subscribed — from change events published on any node, through the same
-//! fanout as listen streams (deduplicated, gap-aware). Like a listen stream it coalesces: at
+//! intake as listen streams (deduplicated, gap-aware). Like a listen stream it coalesces: at
 //! most one pending notification per list and per URI, so a slow reader costs bounded memory
 //! and the last notification it reads is newer than every change it missed. Each notification
 //! carries the event's place in the bus's history (or the gap marker) under
@@ -34,7 +34,7 @@ use std::task::{Context, Poll};
 use atomic_waker::AtomicWaker;
 use bytes::Bytes;
 use http_body::{Body, Frame};
-use mcp_fleet_bus::envelope::SessionOp;
+use mcp_fleet_bus::SessionOp;
 use mcp_fleet_bus::{EventEnvelope, EventKind};
 use mcp_fleet_protocol::envelope::FLEET_EVENT_KEY;
 use mcp_fleet_protocol::methods::RESOURCE_UPDATED;

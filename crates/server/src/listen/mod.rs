@@ -1,12 +1,12 @@
-//! The `subscriptions/listen` path: the bus consumer and its supervisor, the fanout that
+//! The `subscriptions/listen` path: the bus consumer and its supervisor, the intake that
 //! deduplicates events, the router that indexes open streams and turns events into
 //! notifications, the per-stream pending set, the SSE body that writes it, what the streams of a
 //! scoped principal see of an event's place, and the health that decides whether streams are
 //! accepted at all.
 
 mod budget;
-mod fanout;
 mod health;
+mod intake;
 pub(crate) mod keepalive;
 pub(crate) mod monitor;
 mod pending;
@@ -20,8 +20,8 @@ pub use health::BusHealthState;
 pub(crate) use stream::ListenBody;
 
 pub(crate) use budget::{Opener, address_key};
-pub(crate) use fanout::Fanout;
 pub(crate) use health::BusHealth;
+pub(crate) use intake::EventIntake;
 pub(crate) use router::{ListenLimits, ListenRouter};
 pub(crate) use tenant::{Renderings, tenant_meta};
 

@@ -288,7 +288,7 @@ impl ListenRouter {
         }
         drop(reg);
         self.inner.metrics.events_delivered.inc();
-        let age_ms = mcp_fleet_bus::envelope::now_ms().saturating_sub(event.published_at_ms);
+        let age_ms = mcp_fleet_bus::now_ms().saturating_sub(event.published_at_ms);
         self.inner.metrics.event_age.observe(age_ms as f64 / 1000.0);
         self.inner.metrics.coalesced.inc_by(coalesced);
         marked

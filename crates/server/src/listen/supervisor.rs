@@ -1,6 +1,6 @@
 //! The node's bus consumer, supervised.
 //!
-//! One bus subscription per node feeds the [`Fanout`]. The consumer runs in a task of its own;
+//! One bus subscription per node feeds the [`EventIntake`]. The consumer runs in a task of its own;
 //! the supervisor awaits it. If the bus stream ends or the task dies (a panic while
 //! delivering), the supervisor marks the node deaf, subscribes again with backoff, reports a
 //! [`GapReason::ConsumerRestarted`] (whatever was published meanwhile may be lost: invalidate
@@ -12,8 +12,8 @@ use std::time::Duration;
 use futures_util::StreamExt;
 use mcp_fleet_bus::{Backoff, BusItem, BusStream, GapReason, ServerEventBus};
 
-use super::fanout::Fanout;
 use super::health::BusHealth;
+use super::intake::EventIntake;
 use crate::metrics::Metrics;
 use crate::shutdown::Shutdown;
 
@@ -26,7 +26,7 @@ const RESUBSCRIBE_MAX: Duration = Duration::from_secs(5);
 #[derive(Clone)]
 pub(crate) struct ConsumerParts {
     pub(crate) bus: Arc<dyn ServerEventBus>,
-    pub(crate) fanout: Arc<Fanout>,
+    pub(crate) intake: Arc<EventIntake>,
     pub(crate) health: Arc<BusHealth>,
     pub(crate) metrics: Metrics,
     pub(crate) stop: Shutdown,
@@ -40,14 +40,14 @@ pub(crate) async fn run(mut parts: ConsumerParts, events: BusStream) {
             Some(stream) => stream,
             None => match resubscribe(&mut parts).await {
                 Some(stream) => {
-                    parts.fanout.gap(&GapReason::ConsumerRestarted);
+                    parts.intake.gap(&GapReason::ConsumerRestarted);
                     stream
                 }
                 None => return,
             },
         };
         parts.health.set_supervised(true);
-        let consumer = tokio::spawn(consume(stream, parts.fanout.clone()));
+        let consumer = tokio::spawn(consume(stream, parts.intake.clone()));
         let abort = consumer.abort_handle();
         let ended = tokio::select! {
             ended = consumer => ended,
@@ -84,12 +84,12 @@ async fn resubscribe(parts: &mut ConsumerParts) -> Option<BusStream> {
     }
 }
 
-/// Feed the bus stream to the fanout until it ends.
-async fn consume(mut events: BusStream, fanout: Arc<Fanout>) {
+/// Feed the bus stream to the intake until it ends.
+async fn consume(mut events: BusStream, intake: Arc<EventIntake>) {
     while let Some(item) = events.next().await {
         match item {
-            BusItem::Event(event) => fanout.deliver(&event),
-            BusItem::Gap(reason) => fanout.gap(&reason),
+            BusItem::Event(event) => intake.deliver(&event),
+            BusItem::Gap(reason) => intake.gap(&reason),
         }
     }
 }

@@ -23,17 +23,19 @@ async fn handler() -> McpHandler {
         }
         Ok(CallToolResult::text("unreachable"))
     });
-    let prompt = Prompt {
-        name: "p".into(),
-        arguments: vec![PromptArgument { name: "who".into(), description: None, required: true }],
-        ..Prompt::default()
-    };
+    let prompt =
+        Prompt { name: "p".into(), arguments: vec![PromptArgument::new("who").required(true)], ..Prompt::default() };
     server.prompt(prompt, |_g| async { Ok(GetPromptResult::default()) });
     create_mcp_handler(server, HandlerOptions::default().page_size(2)).await.expect("handler")
 }
 
 /// Call `method` with `params`; the status and the JSON body.
-async fn call(h: &McpHandler, method: &str, mut params: Value) -> (StatusCode, Value) {
+async fn call(h: &McpHandler, method: &str, params: Value) -> (StatusCode, Value) {
+    call_with(h, method, params, &[]).await
+}
+
+/// [`call`] with extra request `headers`.
+async fn call_with(h: &McpHandler, method: &str, mut params: Value, headers: &[(&str, &str)]) -> (StatusCode, Value) {
     params["_meta"] = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}});
     let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
     let mut req = Request::post("/mcp")
@@ -43,6 +45,9 @@ async fn call(h: &McpHandler, method: &str, mut params: Value) -> (StatusCode, V
         .header("mcp-method", method);
     if let Some(name) = body["params"]["name"].as_str().or(body["params"]["uri"].as_str()) {
         req = req.header("mcp-name", name);
+    }
+    for (name, value) in headers {
+        req = req.header(*name, *value);
     }
     let resp = h.handle(req.body(Full::new(Bytes::from(body.to_string()))).unwrap()).await;
     let status = resp.status();
@@ -234,6 +239,46 @@ async fn counting(options: HandlerOptions) -> (McpServer, McpHandler, Arc<Atomic
 async fn count(h: &McpHandler, arguments: Value) -> Value {
     let (_, body) = call(h, "tools/call", json!({"name": "count", "arguments": arguments})).await;
     body["result"]["content"][0]["text"].clone()
+}
+
+/// [`count`] as the principal `user` (see [`by_user_header`]).
+async fn count_as(h: &McpHandler, user: &str, arguments: Value) -> Value {
+    let params = json!({"name": "count", "arguments": arguments});
+    let (_, body) = call_with(h, "tools/call", params, &[("x-user", user)]).await;
+    body["result"]["content"][0]["text"].clone()
+}
+
+/// Options whose authenticator makes the `x-user` header the principal.
+fn by_user_header() -> HandlerOptions {
+    HandlerOptions::default().authenticator(|parts: &http::request::Parts| {
+        let user = parts.headers.get("x-user").and_then(|v| v.to_str().ok()).unwrap_or("nobody");
+        Ok(crate::Principal::new(user, None))
+    })
+}
+
+/// `cacheScope` semantics for tool results (the spec's `CacheableResult`): private (or
+/// unstated) results are never served across authorization contexts, public ones are shared,
+/// and `ttlMs: 0` is never kept.
+#[tokio::test]
+async fn the_result_cache_honours_the_tools_cache_hint() {
+    use crate::types::{CacheHint, CacheScope};
+    let cache = Arc::new(crate::ResultCache::new(std::time::Duration::from_secs(60), 100));
+    let (server, h, runs) = counting(by_user_header().intercept(cache.clone())).await;
+    assert_eq!(count_as(&h, "ada", json!({})).await, "run 1");
+    assert_eq!(count_as(&h, "ada", json!({})).await, "run 1", "the same caller: a hit");
+    assert_eq!(count_as(&h, "bob", json!({})).await, "run 2", "unstated is private: bob never gets ada's");
+    let hint = |ttl_ms, scope| CacheHint { ttl_ms, scope };
+    server.batch(|e| Ok(e.set_cache_hint("count", hint(60_000, CacheScope::Private)))).await.unwrap();
+    assert_eq!(count_as(&h, "ada", json!({"v": 1})).await, "run 3");
+    assert_eq!(count_as(&h, "bob", json!({"v": 1})).await, "run 4", "private: one entry per caller");
+    assert_eq!(count_as(&h, "bob", json!({"v": 1})).await, "run 4");
+    server.batch(|e| Ok(e.set_cache_hint("count", hint(60_000, CacheScope::Public)))).await.unwrap();
+    assert_eq!(count_as(&h, "ada", json!({"v": 2})).await, "run 5");
+    assert_eq!(count_as(&h, "bob", json!({"v": 2})).await, "run 5", "public: one entry for everyone");
+    server.batch(|e| Ok(e.set_cache_hint("count", hint(0, CacheScope::Public)))).await.unwrap();
+    assert_eq!(count_as(&h, "ada", json!({"v": 3})).await, "run 6");
+    assert_eq!(count_as(&h, "ada", json!({"v": 3})).await, "run 7", "ttlMs 0: never kept");
+    assert_eq!(runs.load(Ordering::SeqCst), 7);
 }
 
 #[tokio::test]

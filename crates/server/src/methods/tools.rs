@@ -74,7 +74,8 @@ pub(super) fn prepare_call(req: &MethodRequest<'_>) -> Result<Prepared, RpcError
     }
     let Value::Object(arguments) = arguments_value else { unreachable!("built as an object above") };
     let handler = checked_output(&entry.run, &entry.schemas, &req.shared.metrics);
-    let handler = intercepted(handler, &req.shared.options.interceptors, &name, req.catalog.tools.revision);
+    let handler =
+        intercepted(handler, &req.shared.options.interceptors, &name, req.catalog.tools.revision, entry.cache_hint);
     if let Some(tasks) = crate::tasks::for_tool(req, entry.task_support) {
         let parts = crate::tasks::CallParts { handler, tool: name, arguments, ctx, finisher };
         // Its errors carry their statuses already (a refused task is 429, not in-band).

@@ -6,7 +6,7 @@
 //!   error: the caller sees the failure and may retry.
 //! - **Catalog-driven** — registrations, [`EntryHandle`](crate::EntryHandle) operations,
 //!   [`McpServer::batch`](crate::McpServer::batch), a reloaded catalog file. How they reach
-//!   streams is the handler's [`CatalogNotifications`](crate::CatalogNotifications):
+//!   streams is the handler's [`CatalogAnnouncePolicy`](crate::CatalogAnnouncePolicy):
 //!   - `FleetConverged` (the default): the node announces its new revisions in the fleet's
 //!     membership ([`crate::fleet`]); every node tells its streams once, when every live node
 //!     serves the new revision (or a timeout passed). Clients re-list once, and whichever

@@ -12,8 +12,8 @@ use tracing::Instrument;
 use super::outbox::Outbox;
 use crate::catalog::McpServer;
 use crate::error::ServerError;
-use crate::fleet::{CatalogNotifications, FleetWatch};
-use crate::listen::Fanout;
+use crate::fleet::{CatalogAnnouncePolicy, FleetWatch};
+use crate::listen::EventIntake;
 use crate::metrics::Metrics;
 use crate::trace;
 
@@ -39,7 +39,7 @@ pub struct Notifier {
 pub(crate) struct NotifierCore {
     pub(crate) bus: Arc<dyn ServerEventBus>,
     pub(crate) metrics: Metrics,
-    pub(crate) fanout: Arc<Fanout>,
+    pub(crate) intake: Arc<EventIntake>,
     pub(crate) outbox: Arc<Outbox>,
     pub(crate) fleet: Arc<FleetWatch>,
 }
@@ -99,12 +99,12 @@ impl Notifier {
         self.core.fleet.register(self.scope.as_deref(), server);
     }
 
-    /// A catalog-driven change of `list`. With [`CatalogNotifications::FleetConverged`] the
+    /// A catalog-driven change of `list`. With [`CatalogAnnouncePolicy::FleetConverged`] the
     /// fleet's membership announces the new revision and its convergence notifies; with
-    /// [`CatalogNotifications::Immediate`] this node's streams hear it now and the outbox
+    /// [`CatalogAnnouncePolicy::Immediate`] this node's streams hear it now and the outbox
     /// publishes it (retried until the bus accepts it).
     pub(crate) fn announce(&self, list: ListKind) {
-        if self.core.fleet.mode() == CatalogNotifications::FleetConverged {
+        if self.core.fleet.mode() == CatalogAnnouncePolicy::FleetConverged {
             self.core.fleet.catalog_changed();
             return;
         }
@@ -113,7 +113,7 @@ impl Notifier {
         let span = trace::publish_span(&event);
         trace::stamp(&span, &mut event);
         let _publishing = span.enter();
-        self.core.fanout.deliver_local(&event);
+        self.core.intake.deliver_local(&event);
         self.core.outbox.push(event);
     }
 

@@ -2,7 +2,7 @@
 //! ([`Tasks::follow`]) owns the I/O.
 //!
 //! - A [`EventKind::TaskChanged`](mcp_fleet_bus::EventKind::TaskChanged) event from the bus
-//!   (through the fanout, deduplicated) pokes the task's runner if it runs here and the change
+//!   (through the intake, deduplicated) pokes the task's runner if it runs here and the change
 //!   came from elsewhere, and — when listen streams here follow the task — reads the record and
 //!   hands them `notifications/tasks` with the `DetailedTask` (what `tasks/get` would answer),
 //!   only to streams of the principal that owns the task.
@@ -27,14 +27,14 @@ use crate::shutdown::Shutdown;
 use super::record::TaskRecord;
 use super::shared::Tasks;
 
-/// Bound of the signal queue (fanout → this task): past it signals are dropped and one full
+/// Bound of the signal queue (intake → this task): past it signals are dropped and one full
 /// refresh replaces them (never silence).
 const SIGNAL_QUEUE: usize = 4096;
 
 /// How often the loop checks followed tasks' runners and renews its incarnation record.
 const LIVENESS_TICK: Duration = Duration::from_millis(250);
 
-/// What the fanout and the listen method tell the tasks' loop.
+/// What the intake and the listen method tell the tasks' loop.
 #[derive(Debug)]
 pub(crate) enum TaskSignal {
     /// Task `id` changed (published by node `origin`).

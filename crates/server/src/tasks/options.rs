@@ -108,7 +108,7 @@ impl TaskOptions {
 
     /// Refuse settings no handler can run with.
     pub(crate) fn validate(&self) -> Result<(), &'static str> {
-        if self.ttl < Duration::from_secs(1) || self.ttl > mcp_fleet_bus::keyspace::MAX_TTL {
+        if self.ttl < Duration::from_secs(1) || self.ttl > mcp_fleet_bus::MAX_TTL {
             return Err("tasks.ttl must be from 1 s to a year");
         }
         if self.poll_interval.is_zero() || self.status_interval.is_zero() {

@@ -399,7 +399,7 @@ impl Tasks {
 
 /// Milliseconds since the Unix epoch.
 pub(crate) fn now_ms() -> u64 {
-    mcp_fleet_bus::envelope::now_ms()
+    mcp_fleet_bus::now_ms()
 }
 
 fn millis(d: Duration) -> u64 {

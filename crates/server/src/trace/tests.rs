@@ -1,8 +1,6 @@
 //! The `otel` feature against an in-memory exporter: which trace context a request span
 //! adopts, what it records, and how a publish and its delivery are linked.
 
-use std::time::Duration;
-
 use bytes::Bytes;
 use http::Request;
 use http_body_util::{BodyExt, Full};
@@ -15,6 +13,7 @@ use tracing_subscriber::layer::SubscriberExt;
 
 use crate::types::{CallToolResult, Tool};
 use crate::{HandlerOptions, McpHandler, McpServer, create_mcp_handler};
+use mcp_fleet_bus::testing::WAIT;
 
 const META_TRACE: &str = "4bf92f3577b34da6a3ce929d0e0e4736";
 const META_SPAN: &str = "00f067aa0ba902b7";
@@ -51,15 +50,11 @@ impl Capture {
         span.clone()
     }
 
-    /// Wait (up to a second) for a span named `name` to finish.
-    async fn eventually(&self, name: &str) -> SpanData {
-        for _ in 0..100 {
-            if self.spans().iter().any(|s| s.name == name) {
-                return self.span(name);
-            }
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
-        panic!("no span {name:?} in {:?}", names(&self.spans()));
+    /// Wait for a span named `name` to finish.
+    async fn finished(&self, name: &str) -> SpanData {
+        let what = format!("a span {name:?} finishes");
+        mcp_fleet_bus::testing::eventually(what, WAIT, async || self.spans().iter().any(|s| s.name == name)).await;
+        self.span(name)
     }
 }
 
@@ -197,7 +192,7 @@ async fn a_publish_carries_its_context_and_the_delivery_links_to_it() {
         "the envelope carries the publish span's context"
     );
 
-    let delivery = capture.eventually("process tools").await;
+    let delivery = capture.finished("process tools").await;
     assert_eq!(delivery.span_kind, SpanKind::Consumer);
     assert_eq!(delivery.parent_span_id, SpanId::INVALID, "a trace of its own");
     assert_ne!(delivery.span_context.trace_id(), publish.span_context.trace_id());
@@ -228,7 +223,7 @@ async fn a_catalog_change_carries_its_context_onto_the_bus() {
     let server = McpServer::builder("unit", "0.1.0").build();
     // Immediate mode publishes catalog changes on the bus (the fleet-converged default
     // announces revisions instead; each node then notifies its own streams).
-    let options = HandlerOptions::default().bus(bus).catalog_notifications(crate::CatalogNotifications::Immediate);
+    let options = HandlerOptions::default().bus(bus).catalog_notifications(crate::CatalogAnnouncePolicy::Immediate);
     let h = create_mcp_handler(server.clone(), options).await.expect("handler");
     tracing::info_span!(target: crate::trace::TARGET, "deploy").in_scope(|| {
         server.tool(Tool::new("late", "Registered later"), |_c| async { Ok(CallToolResult::text("late")) });

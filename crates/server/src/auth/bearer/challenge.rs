@@ -11,7 +11,7 @@
 
 use super::TokenError;
 use crate::auth::AuthError;
-use crate::auth::challenge::{insufficient_scope, quote, resource_metadata_base};
+use crate::auth::www_authenticate::{insufficient_scope, quote, resource_metadata_base};
 
 /// The challenges of one authenticator.
 #[derive(Debug, Clone)]

@@ -174,7 +174,7 @@ pub enum BearerConfigError {
 /// [`BearerConfig::new`] or [`BearerConfig::from_flags`], then adjust the public fields.
 ///
 /// ```
-/// use mcp_fleet_server::BearerConfig;
+/// use mcp_fleet_server::auth::BearerConfig;
 /// let config = BearerConfig::from_flags(
 ///     "https://auth.example.com",
 ///     "https://mcp.example.com/mcp",
@@ -184,7 +184,7 @@ pub enum BearerConfigError {
 /// )?;
 /// assert_eq!(config.required_scopes, ["mcp:read", "mcp:write"]);
 /// assert_eq!(config.resource_metadata_url, "https://mcp.example.com/.well-known/oauth-protected-resource/mcp");
-/// # Ok::<(), mcp_fleet_server::BearerConfigError>(())
+/// # Ok::<(), mcp_fleet_server::auth::BearerConfigError>(())
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BearerConfig {

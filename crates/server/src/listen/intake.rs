@@ -1,4 +1,4 @@
-//! [`Fanout`]: the one door every change event goes through on its way to this node's listen
+//! [`EventIntake`]: the one door every change event goes through on its way to this node's listen
 //! streams — events from the bus consumer, and catalog changes announced locally before their
 //! bus publish (see [`crate::notify`]).
 //!
@@ -23,7 +23,7 @@ use crate::tasks::{TaskSignal, TaskSignals};
 use crate::trace;
 
 /// Deduplicating, position-keeping entrance to the [`ListenRouter`].
-pub(crate) struct Fanout {
+pub(crate) struct EventIntake {
     router: ListenRouter,
     /// 2025-era sessions' GET streams hear the same events (see `crate::legacy`).
     sessions: SessionStreams,
@@ -37,14 +37,14 @@ pub(crate) struct Fanout {
     position: Mutex<Option<(u64, u64)>>,
 }
 
-impl Fanout {
-    /// A fanout remembering `dedupe_window` event ids.
+impl EventIntake {
+    /// An intake remembering `dedupe_window` event ids.
     pub(crate) fn new(
         (router, sessions, tasks): (ListenRouter, SessionStreams, TaskSignals),
         metrics: Metrics,
         dedupe_window: usize,
     ) -> Self {
-        Fanout {
+        EventIntake {
             router,
             sessions,
             tasks,

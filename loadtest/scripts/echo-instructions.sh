@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Instructions per `tools/call echo`, counted by callgrind: unlike req/s, the count repeats
+# run to run (within ~0.2 % here) whatever else the machine does, so a small per-call cost
+# (a schema check, an audit record) shows where wrk's ±20 % spread would hide it.
+#
+#   loadtest/scripts/echo-instructions.sh LABEL BINARY [NODE ARGS…]
+#
+# Starts BINARY (a release-built node) under `valgrind --tool=callgrind` on port 18603 with the
+# memory bus and one worker, warms it up with wrk for 5 s, zeroes the counters, runs wrk for
+# 20 s (4 connections, ../shared/bench/mcp-echo.lua, which checks every body), dumps, and
+# prints the user-space instructions per request. Needs valgrind and wrk. The profile is kept
+# in runs/callgrind/LABEL.*: `callgrind_annotate` on it shows where the instructions go.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+label=$1 bin=$2
+shift 2
+port=18603
+lua=${MCP_ECHO_LUA:-../shared/bench/mcp-echo.lua}
+dir=runs/callgrind
+mkdir -p "$dir"
+rm -f "$dir/$label".*
+valgrind --tool=callgrind --callgrind-out-file="$dir/$label.%p.out" "$bin" --listen "127.0.0.1:$port" \
+  --bus memory:// --worker-threads 1 "$@" >"$dir/$label.node.log" 2>&1 &
+vg=$!
+trap 'kill $vg 2>/dev/null || true' EXIT
+for _ in $(seq 1 300); do
+  (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
+  sleep 0.2
+done
+wrk -t1 -c4 -d5s -s "$lua" "http://127.0.0.1:$port/mcp" >/dev/null
+callgrind_control -z "$vg" >/dev/null
+out=$(wrk -t1 -c4 -d20s -s "$lua" "http://127.0.0.1:$port/mcp")
+callgrind_control -d "$vg" >/dev/null
+summary=$(grep '^mcp-echo:' <<<"$out")
+requests=$(sed 's/.*requests=\([0-9]*\).*/\1/' <<<"$summary")
+grep -q 'non200=0 bad_body=0' <<<"$summary" || { echo "$label: errors in the run: $summary" >&2; exit 1; }
+profile=$(ls -t "$dir/$label".*.out.* | head -1)
+instructions=$(awk '/^(summary|totals):/ { print $2; exit }' "$profile")
+echo "$label: $((instructions / requests)) instructions per request ($requests requests, $instructions in all; $profile)"
