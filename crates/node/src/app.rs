@@ -19,7 +19,11 @@ use crate::nofile;
 use crate::state::NodeState;
 
 /// Run the node until `stop` resolves.
-pub(crate) async fn run(config: Config, stop: impl Future<Output = ()>) -> Result<(), Box<dyn std::error::Error>> {
+pub(crate) async fn run(
+    config: Config,
+    audit_logger: Option<opentelemetry_sdk::logs::SdkLogger>,
+    stop: impl Future<Output = ()>,
+) -> Result<(), Box<dyn std::error::Error>> {
     nofile::report(nofile::raise(), config.max_streams);
     // Reading the whole executable blocks: off the runtime, while the node starts.
     let (pod_uid, image) = (config.pod_uid.clone(), config.image.clone());
@@ -57,7 +61,11 @@ pub(crate) async fn run(config: Config, stop: impl Future<Output = ()>) -> Resul
     let identity = identity.await?;
     tracing::info!(epoch = %identity.epoch, exe_sha256 = identity.exe_sha256.as_deref().unwrap_or("unknown"),
         commit = identity.commit.as_deref().unwrap_or("unknown"), "execution identity observed");
-    let options = auth.apply(options(&config, node_id).bus(bus?).identity(identity))?;
+    let mut options = options(&config, node_id).bus(bus?).identity(identity);
+    if let Some(audit) = crate::audit::options(&config, audit_logger) {
+        options = options.audit(audit);
+    }
+    let options = auth.apply(options)?;
     let handler = create_mcp_handler(catalog.server(), options).await?;
     state.set_handler(handler.clone());
     let following = catalog.follow()?;
@@ -106,6 +114,7 @@ fn options(config: &Config, node_id: String) -> HandlerOptions {
         .catalog_notifications(config.catalog_notifications())
         .membership_ttl(Duration::from_secs(config.membership_ttl_secs))
         .convergence_timeout(Duration::from_secs(config.convergence_timeout_secs))
+        .identity_in_tools_revision(config.identity_in_tools_revision)
         .legacy(config.legacy());
     if config.allowed_origins.iter().any(|o| o == "*") {
         options.allow_any_origin()

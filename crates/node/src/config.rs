@@ -76,6 +76,24 @@ pub(crate) struct Config {
     #[arg(long, env = "MCP_FLEET_IMAGE")]
     pub(crate) image: Option<String>,
 
+    /// Fold the build identity (the executable's SHA-256, else version and commit) into the
+    /// tools list's revision, so a rollout that keeps the catalog identical is still announced
+    /// once the fleet has converged on the new build (for hosts that bind approvals to code).
+    #[arg(long, env = "MCP_FLEET_IDENTITY_IN_TOOLS_REVISION")]
+    pub(crate) identity_in_tools_revision: bool,
+
+    /// Append an audit record (JSON lines) of every tools/call, prompts/get, resources/read
+    /// and task transition to this file ("-": standard output). Bounded and non-blocking: a
+    /// slow or stalled file drops records (mcp_fleet_audit_records_dropped_total), never
+    /// slows calls. Off unless given (or --otlp-endpoint, which exports them as OTel logs).
+    #[arg(long, env = "MCP_FLEET_AUDIT_FILE")]
+    pub(crate) audit_file: Option<PathBuf>,
+
+    /// Put each call's arguments in its audit record, beside their SHA-256 (off: the digest
+    /// only; arguments may hold personal data or secrets).
+    #[arg(long, env = "MCP_FLEET_AUDIT_ARGUMENTS")]
+    pub(crate) audit_arguments: bool,
+
     /// Most open subscriptions/listen streams on this node.
     #[arg(long, env = "MCP_FLEET_MAX_STREAMS", default_value_t = 10_000)]
     pub(crate) max_streams: usize,
@@ -135,7 +153,7 @@ pub(crate) struct Config {
     pub(crate) log_json: bool,
 
     /// Export traces over OTLP/HTTP to this collector base URL (e.g. http://127.0.0.1:4318;
-    /// /v1/traces is appended). Off unless given. The standard OTEL_* variables apply:
+    /// /v1/traces is appended), and audit records as OTel logs (/v1/logs). Off unless given. The standard OTEL_* variables apply:
     /// OTEL_SERVICE_NAME (default mcp-fleet), OTEL_RESOURCE_ATTRIBUTES,
     /// OTEL_EXPORTER_OTLP_PROTOCOL (http/protobuf, the default, or http/json),
     /// OTEL_EXPORTER_OTLP_HEADERS, OTEL_EXPORTER_OTLP_TIMEOUT, OTEL_TRACES_SAMPLER, OTEL_BSP_*.

@@ -4,6 +4,7 @@
 
 mod admin;
 mod app;
+mod audit;
 mod auth;
 mod catalog;
 mod config;
@@ -20,13 +21,16 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let config = Config::parse();
     let telemetry =
         telemetry::init(config.log_json, config.otlp_endpoint.as_ref().map(|url| url.expose()), &config.node_id())?;
-    let result = run(config);
+    let result = run(config, telemetry.audit_logger());
     // After the runtime is gone: the exporter's last batch leaves from its own thread.
     telemetry.shutdown();
     result
 }
 
-fn run(config: Config) -> Result<(), Box<dyn std::error::Error>> {
+fn run(
+    config: Config,
+    audit_logger: Option<opentelemetry_sdk::logs::SdkLogger>,
+) -> Result<(), Box<dyn std::error::Error>> {
     // One worker means one core: the current-thread scheduler then wakes the listen streams of
     // a fan-out without the work-stealing queues' atomics and overflow.
     let mut runtime = match config.worker_threads {
@@ -38,5 +42,5 @@ fn run(config: Config) -> Result<(), Box<dyn std::error::Error>> {
         }
         None => tokio::runtime::Builder::new_multi_thread(),
     };
-    runtime.enable_all().build()?.block_on(app::run(config, mcp_fleet_server::shutdown_signal()))
+    runtime.enable_all().build()?.block_on(app::run(config, audit_logger, mcp_fleet_server::shutdown_signal()))
 }

@@ -14,15 +14,21 @@
 //! mcp-fleet`, `service.version`, `service.instance.id = <node id>`, overridden by
 //! `OTEL_RESOURCE_ATTRIBUTES` and `OTEL_SERVICE_NAME`. Incoming trace context is always W3C
 //! (what MCP's `_meta` and the bus envelope carry), read by the server itself.
+//!
+//! Logs: with `--otlp-endpoint` the audit records (see `crate::audit`) are exported as OTel
+//! log records too, through a batch log processor and the same exporter settings
+//! (`/v1/logs`, the `OTEL_BLRP_*` variables). The node's own log lines are not exported.
 
 use std::time::Duration;
 
 use mcp_fleet_bus::redact::{redact_headers, redact_url};
 use mcp_fleet_server::trace::TARGET;
 use opentelemetry::KeyValue;
+use opentelemetry::logs::LoggerProvider as _;
 use opentelemetry::trace::TracerProvider as _;
-use opentelemetry_otlp::{Protocol, SpanExporter, WithExportConfig};
+use opentelemetry_otlp::{LogExporter, Protocol, SpanExporter, WithExportConfig};
 use opentelemetry_sdk::Resource;
+use opentelemetry_sdk::logs::{SdkLogger, SdkLoggerProvider};
 use opentelemetry_sdk::resource::{EnvResourceDetector, TelemetryResourceDetector};
 use opentelemetry_sdk::trace::SdkTracerProvider;
 use tracing_subscriber::filter::{LevelFilter, Targets};
@@ -73,6 +79,7 @@ impl std::fmt::Debug for TelemetryError {
 /// The installed telemetry; [`Telemetry::shutdown`] flushes what is still queued.
 pub(crate) struct Telemetry {
     provider: Option<SdkTracerProvider>,
+    logs: Option<SdkLoggerProvider>,
 }
 
 /// One layer of the node's subscriber.
@@ -82,21 +89,21 @@ type BoxedLayer = Box<dyn Layer<Registry> + Send + Sync>;
 /// when given, its resource naming `node_id`.
 pub(crate) fn init(json: bool, otlp_endpoint: Option<&str>, node_id: &str) -> Result<Telemetry, TelemetryError> {
     let mut layers = vec![log_layer(json)];
-    let provider = match otlp_endpoint {
+    let (provider, logs) = match otlp_endpoint {
         Some(endpoint) => {
             let provider = tracer_provider(endpoint, node_id)?;
             layers.push(export_layer(&provider));
-            Some(provider)
+            (Some(provider), Some(logger_provider(endpoint, node_id)?))
         }
-        None => None,
+        None => (None, None),
     };
     tracing_subscriber::registry().with(layers).try_init()?;
     if let Some(endpoint) = otlp_endpoint {
         let headers = HEADER_VARS.iter().find_map(|var| std::env::var(var).ok()).map(|h| redact_headers(&h));
         let (endpoint, headers) = (redact_url(endpoint), headers.unwrap_or_default());
-        tracing::info!(%endpoint, %headers, "exporting traces over OTLP/HTTP");
+        tracing::info!(%endpoint, %headers, "exporting traces and audit records over OTLP/HTTP");
     }
-    Ok(Telemetry { provider })
+    Ok(Telemetry { provider, logs })
 }
 
 impl Telemetry {
@@ -108,6 +115,16 @@ impl Telemetry {
         {
             tracing::warn!(error = %e, "the last traces may not have been exported");
         }
+        if let Some(logs) = self.logs
+            && let Err(e) = logs.shutdown_with_timeout(FLUSH_DEADLINE)
+        {
+            tracing::warn!(error = %e, "the last audit records may not have been exported");
+        }
+    }
+
+    /// The logger audit records are exported with, when `--otlp-endpoint` is given.
+    pub(crate) fn audit_logger(&self) -> Option<SdkLogger> {
+        self.logs.as_ref().map(|logs| logs.logger("mcp-fleet.audit"))
     }
 }
 
@@ -148,15 +165,29 @@ fn tracer_provider(endpoint: &str, node_id: &str) -> Result<SdkTracerProvider, T
     Ok(SdkTracerProvider::builder().with_batch_exporter(exporter).with_resource(resource(node_id)).build())
 }
 
+/// The audit records' logger provider: a batch log processor into the OTLP/HTTP exporter.
+fn logger_provider(endpoint: &str, node_id: &str) -> Result<SdkLoggerProvider, TelemetryError> {
+    let url = signal_url(endpoint, "/v1/logs")?;
+    let exporter = LogExporter::builder().with_http().with_endpoint(url).with_protocol(protocol()?).build()?;
+    Ok(SdkLoggerProvider::builder().with_batch_exporter(exporter).with_resource(resource(node_id)).build())
+}
+
 /// The traces URL of a collector base URL, as `OTEL_EXPORTER_OTLP_ENDPOINT` is read: the
 /// signal path `/v1/traces` appended (unless already there).
 fn traces_url(endpoint: &str) -> Result<String, TelemetryError> {
+    signal_url(endpoint, "/v1/traces")
+}
+
+/// A collector base URL with a signal's `path` appended (unless already there); a trailing
+/// `/v1/traces` given for the traces names the same collector for the logs.
+fn signal_url(endpoint: &str, path: &str) -> Result<String, TelemetryError> {
     let base = endpoint.trim().trim_end_matches('/');
     let host = base.strip_prefix("http://").filter(|rest| !rest.is_empty());
     if host.is_none() {
         return Err(TelemetryError::Endpoint(redact_url(endpoint)));
     }
-    Ok(if base.ends_with("/v1/traces") { base.to_owned() } else { format!("{base}/v1/traces") })
+    let base = base.strip_suffix("/v1/traces").unwrap_or(base);
+    Ok(format!("{base}{path}"))
 }
 
 /// The OTLP protocol the environment asks for; `http/protobuf` when it asks for none.

@@ -11,12 +11,13 @@ use std::sync::Arc;
 use mcp_fleet_bus::{MemoryBus, ServerEventBus};
 use tokio::sync::watch;
 
+use crate::audit::{AuditOrigin, AuditTrail};
 use crate::auth::www_authenticate::resource_metadata_base;
 use crate::auth::{LimitGate, PrincipalLimits};
 use crate::error::ServerError;
 use crate::factory::ServerFactory;
 use crate::fleet::{FleetStatus, FleetTiming, FleetWatch};
-use crate::identity::ExecutionIdentity;
+use crate::identity::{ExecutionIdentity, RevisionSalt};
 use crate::legacy::{Legacy, SessionStreams};
 use crate::listen::supervisor::{self, ConsumerParts};
 use crate::listen::{BusHealth, BusHealthState, EventIntake, ListenRouter, keepalive, monitor};
@@ -24,6 +25,7 @@ use crate::methods::state::StateCodec;
 use crate::metrics::Metrics;
 use crate::notify::{Notifier, NotifierCore, Outbox};
 use crate::options::HandlerOptions;
+use crate::shutdown::ShutdownTrigger;
 use crate::tasks::{TaskParts, TaskSignals, Tasks};
 
 /// Shared state of one handler.
@@ -48,14 +50,18 @@ pub(crate) struct HandlerShared {
     pub(crate) state_codec: StateCodec,
     /// Which code answers (shown in discover, the membership record, `build_info`).
     pub(crate) identity: Arc<ExecutionIdentity>,
+    /// What the tools revision folds in (`HandlerOptions::identity_in_tools_revision`).
+    pub(crate) revision_salt: RevisionSalt,
+    /// The record of every call and task transition (off unless the options ask for it).
+    pub(crate) audit: AuditTrail,
     /// Per-principal request rate and open-stream allowance.
     pub(crate) limits: LimitGate,
     /// `Bearer resource_metadata="…"`, the prefix of this endpoint's challenges, when it is a
     /// protected resource.
     pub(crate) challenge_base: Option<String>,
-    /// Flips to `true` once on shutdown; serve loops and background tasks watch it (and stop
-    /// as well when it is dropped with the last handler clone).
-    pub(crate) shutdown: watch::Sender<bool>,
+    /// Pulled once on shutdown; serve loops, background tasks and running calls listen to it
+    /// (and stop as well when it is dropped with the last handler clone).
+    pub(crate) shutdown: ShutdownTrigger,
     /// Number of running serve loops; `shutdown()` waits for it to reach zero.
     pub(crate) serving: watch::Sender<usize>,
     /// The tasks whose last act must be done before `shutdown()` returns — the fleet's leave
@@ -96,6 +102,9 @@ pub async fn create_mcp_handler(
     let identity =
         Arc::new(options.identity.clone().unwrap_or_else(|| ExecutionIdentity::minted(env!("CARGO_PKG_VERSION"))));
     metrics.set_build_info(&identity);
+    let revision_salt = RevisionSalt::of(&identity, options.identity_in_tools_revision);
+    let origin = AuditOrigin::new(&options.resolved_node_id(), &identity);
+    let audit = AuditTrail::open(options.audit.as_ref(), origin, metrics.audit.clone());
     let router = ListenRouter::new(options.listen, metrics.clone());
     let ring = state_codec.ring().clone();
     let session_streams =
@@ -105,15 +114,18 @@ pub async fn create_mcp_handler(
     let intake = Arc::new(EventIntake::new(streams, metrics.clone(), options.dedupe_window));
     let outbox = Arc::new(Outbox::new(metrics.clone()));
     let timing = FleetTiming { ttl: options.membership_ttl, convergence_timeout: options.convergence_timeout };
-    let fleet = Arc::new(FleetWatch::new(
-        bus.clone(),
-        options.catalog_notifications,
-        timing,
-        intake.clone(),
-        router.clone(),
-        metrics.clone(),
-        identity.clone(),
-    ));
+    let fleet = Arc::new(
+        FleetWatch::new(
+            bus.clone(),
+            options.catalog_notifications,
+            timing,
+            intake.clone(),
+            router.clone(),
+            metrics.clone(),
+            identity.clone(),
+        )
+        .salted(revision_salt),
+    );
     let notifier = Notifier::new(NotifierCore {
         bus: bus.clone(),
         metrics: metrics.clone(),
@@ -130,6 +142,7 @@ pub async fn create_mcp_handler(
         fleet: fleet.clone(),
         metrics: metrics.clone(),
         membership_ttl: options.membership_ttl,
+        audit: audit.clone(),
     };
     let tasks = Tasks::open(&options.tasks, task_parts).await?;
     factory.attach(&notifier)?;
@@ -155,9 +168,11 @@ pub async fn create_mcp_handler(
         metrics: metrics.clone(),
         state_codec,
         identity,
+        revision_salt,
+        audit,
         limits,
         challenge_base,
-        shutdown: watch::channel(false).0,
+        shutdown: ShutdownTrigger::new(),
         serving: watch::channel(0).0,
         farewells: std::sync::Mutex::default(),
     });

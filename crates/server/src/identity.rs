@@ -11,6 +11,8 @@ use std::io::Read;
 use std::path::Path;
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use mcp_fleet_protocol::ListKind;
+use mcp_fleet_protocol::cursor::content_revision;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
@@ -87,6 +89,44 @@ impl ExecutionIdentity {
     }
 }
 
+/// What [`HandlerOptions::identity_in_tools_revision`](crate::HandlerOptions::identity_in_tools_revision)
+/// folds into the tools list's revision: nothing (the default), or a hash of the build — the
+/// executable's digest when known, else version and commit. Applied wherever the revision is
+/// shown or compared (lists, discover, cursors, membership records), so replicas of one build
+/// agree and a new build changes it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct RevisionSalt {
+    tools: Option<u64>,
+}
+
+impl RevisionSalt {
+    /// `identity`'s salt when `on`, else none.
+    pub(crate) fn of(identity: &ExecutionIdentity, on: bool) -> Self {
+        let build = match &identity.exe_sha256 {
+            Some(digest) => format!("exe:{digest}"),
+            None => format!("version:{}\0commit:{}", identity.version, identity.commit.as_deref().unwrap_or("")),
+        };
+        RevisionSalt { tools: on.then(|| content_revision(build.as_bytes())) }
+    }
+
+    /// The revision `kind`'s list is shown with, from its content revision.
+    pub(crate) fn apply(self, kind: ListKind, revision: u64) -> u64 {
+        match (kind, self.tools) {
+            (ListKind::Tools, Some(salt)) => content_revision(&[revision.to_le_bytes(), salt.to_le_bytes()].concat()),
+            _ => revision,
+        }
+    }
+
+    /// [`RevisionSalt::apply`] to every list, indexed like [`ListKind::ALL`].
+    pub(crate) fn apply_all(self, revisions: [u64; 4]) -> [u64; 4] {
+        let mut shown = revisions;
+        for kind in ListKind::ALL {
+            shown[kind.index()] = self.apply(kind, revisions[kind.index()]);
+        }
+        shown
+    }
+}
+
 fn non_empty_env(name: &str) -> Option<String> {
     std::env::var(name).ok().filter(|v| !v.trim().is_empty())
 }
@@ -119,6 +159,22 @@ mod tests {
         assert_eq!(observed.exe_sha256.as_deref(), Some(file_sha256(&exe).expect("readable").as_str()));
         assert_eq!(observed.exe_sha256.as_ref().map(String::len), Some(64));
         assert_eq!(observed.commit.as_deref(), Some("abc"));
+    }
+
+    #[test]
+    fn the_salt_changes_the_tools_revision_only_when_on() {
+        let (a, mut b) = (ExecutionIdentity::minted("1"), ExecutionIdentity::minted("1"));
+        b.exe_sha256 = Some("ab".repeat(32));
+        assert_eq!(RevisionSalt::of(&a, false).apply(ListKind::Tools, 7), 7);
+        let (sa, sb) = (RevisionSalt::of(&a, true), RevisionSalt::of(&b, true));
+        assert_ne!(sa.apply(ListKind::Tools, 7), 7);
+        assert_ne!(sa.apply(ListKind::Tools, 7), sb.apply(ListKind::Tools, 7));
+        assert_eq!(
+            sa.apply(ListKind::Tools, 7),
+            RevisionSalt::of(&ExecutionIdentity::minted("1"), true).apply(ListKind::Tools, 7),
+            "the epoch is not part of it"
+        );
+        assert_eq!(sb.apply(ListKind::Prompts, 7), 7);
     }
 
     #[test]

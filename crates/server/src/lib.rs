@@ -27,6 +27,7 @@
 //! | [`BusHealthState`] | Whether the node hears the bus ([`McpHandler::bus_health`]). |
 //! | [`CatalogAnnouncePolicy`], [`FleetStatus`], [`FleetMember`], [`BuildCount`], [`ListConvergence`], [`CatalogRevisions`] | Fleet-consistent catalogs: when catalog changes are announced, and the fleet's membership ([`McpHandler::fleet`]). |
 //! | [`ExecutionIdentity`], [`EXECUTION_KEY`], [`POD_UID_ENV`], [`IMAGE_ENV`] | Which code answers: execution epoch, executable digest, version, commit, image ([`HandlerOptions::identity`]); the `server/discover` `_meta` key it is shown under; the environment variables it reads. |
+//! | [`AuditOptions`], [`AuditSink`], [`JsonLinesSink`], [`AuditRecord`], [`AuditOrigin`], [`AuditPrincipal`] | The audit trail: one record per call and task transition, to JSON lines or any sink ([`HandlerOptions::audit`]). |
 //! | [`ResponseBody`] | The body type of [`McpHandler::handle`]'s responses. |
 //! | [`serve_http`], [`shutdown_signal`] | Serve another hyper service (an admin port) with the same connection handling and drain; wait for SIGINT/SIGTERM. |
 //! | [`ServerError`], [`RpcError`], [`LogLevel`] | Errors (the JSON-RPC one re-exported from `mcp-fleet-protocol`), and the log levels of `notifications/message`. |
@@ -51,12 +52,15 @@
 //! `listen` (the bus consumer, the router and the listen streams), `legacy` (the 2025 era:
 //! sessions in the fleet, the GET stream, server-to-client requests), `tasks` (the tasks
 //! extension: tasks in the fleet's store, their runners, `tasks/*`), `intercept` (hooks around
-//! calls), `extensions` (what discover advertises), `notify` (the two paths a
-//! change travels), `http` (the hyper service and accept loop), `shutdown`, `trace` (the spans).
+//! calls), `audit` (the record of every call), `extensions` (what discover advertises), `notify` (the two paths a
+//! change travels), `http` (the hyper service and accept loop), `shutdown` (the drain signal) and
+//! `drain` (what `shutdown()` does), `trace` (the spans).
 
+mod audit;
 pub mod auth;
 mod catalog;
 mod context;
+mod drain;
 mod error;
 mod extensions;
 mod factory;
@@ -76,6 +80,7 @@ mod shutdown;
 mod tasks;
 pub mod trace;
 
+pub use audit::{AuditOptions, AuditOrigin, AuditPrincipal, AuditRecord, AuditSink, JsonLinesSink};
 pub use catalog::{
     CachePolicy, CatalogEdit, CompletionRef, CompletionRequest, CompletionValues, EntryHandle, Handler, McpServer,
     McpServerBuilder, PromptGet, ResourceRead, ToolCall,

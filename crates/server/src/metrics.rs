@@ -27,7 +27,7 @@ pub(crate) struct Metrics {
     pub(crate) listen_open: Gauge,
     /// Listen streams opened since start.
     pub(crate) listen_opened: Counter,
-    /// Listen requests refused, by reason (see [`LISTEN_REFUSALS`]).
+    /// Listen requests refused, by reason (see [`ListenRefusal`]).
     pub(crate) listen_refused: Family<ReasonLabel, Counter>,
     /// Requests refused with 429 by the per-principal rate limit.
     pub(crate) rate_limited: Counter,
@@ -74,6 +74,19 @@ pub(crate) struct Metrics {
     pub(crate) tasks: TaskMetrics,
     /// `build_info{version, commit, exe_sha256, image} 1`: which code this node runs.
     pub(crate) build_info: Family<BuildLabels, Gauge>,
+    /// The audit trail (see `crate::audit`).
+    pub(crate) audit: AuditMetrics,
+}
+
+/// Metrics of the audit trail.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct AuditMetrics {
+    /// Records every sink took.
+    pub(crate) written: Counter,
+    /// Records dropped because the queue to the sinks was full (a slow or stalled sink).
+    pub(crate) dropped: Counter,
+    /// Writes or flushes a sink failed.
+    pub(crate) sink_errors: Counter,
 }
 
 /// Labels of [`Metrics::build_info`] (absent values are empty strings).
@@ -229,23 +242,62 @@ impl Default for Metrics {
             legacy: LegacyMetrics::default(),
             tasks: TaskMetrics::default(),
             build_info: Family::default(),
+            audit: AuditMetrics::default(),
         }
         .with_known_labels()
     }
 }
 
-/// Every reason a listen request is refused for: the router's (`deaf`, `node_limit`), the
-/// auth gate's (`principal_limit`) and the byte and address budgets' (`listen/budget.rs`).
-const LISTEN_REFUSALS: [&str; 8] = [
-    "deaf",
-    "node_limit",
-    "principal_limit",
-    "uri_too_long",
-    "unknown_uri",
-    "stream_bytes",
-    "principal_bytes",
-    "address_limit",
-];
+/// Why a listen request was refused: the router's (`deaf`, `node_limit`), the auth gate's
+/// (`principal_limit`) and the byte and address budgets' (`listen/budget.rs`). The one
+/// spelling of each reason, at the refusal sites and in `listen_streams_refused{reason}`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ListenRefusal {
+    /// The node does not hear the bus.
+    Deaf,
+    /// The node's `max_streams`.
+    NodeLimit,
+    /// The principal's `max_streams_per_principal`.
+    PrincipalLimit,
+    /// A subscribed URI longer than `max_uri_bytes`.
+    UriTooLong,
+    /// A subscribed URI naming nothing (`listen_uris_must_exist`).
+    UnknownUri,
+    /// The stream's `max_subscription_bytes_per_stream`.
+    StreamBytes,
+    /// The principal's `max_subscription_bytes_per_principal`.
+    PrincipalBytes,
+    /// An anonymous address's `max_streams_per_address`.
+    AddressLimit,
+}
+
+impl ListenRefusal {
+    /// Every reason, for the series known in advance.
+    const ALL: [ListenRefusal; 8] = [
+        ListenRefusal::Deaf,
+        ListenRefusal::NodeLimit,
+        ListenRefusal::PrincipalLimit,
+        ListenRefusal::UriTooLong,
+        ListenRefusal::UnknownUri,
+        ListenRefusal::StreamBytes,
+        ListenRefusal::PrincipalBytes,
+        ListenRefusal::AddressLimit,
+    ];
+
+    /// The `reason` label.
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            ListenRefusal::Deaf => "deaf",
+            ListenRefusal::NodeLimit => "node_limit",
+            ListenRefusal::PrincipalLimit => "principal_limit",
+            ListenRefusal::UriTooLong => "uri_too_long",
+            ListenRefusal::UnknownUri => "unknown_uri",
+            ListenRefusal::StreamBytes => "stream_bytes",
+            ListenRefusal::PrincipalBytes => "principal_bytes",
+            ListenRefusal::AddressLimit => "address_limit",
+        }
+    }
+}
 
 impl Metrics {
     /// Create every series whose labels are known in advance, at 0. A series that appears
@@ -255,8 +307,8 @@ impl Metrics {
     /// appear with their first request.
     fn with_known_labels(self) -> Self {
         // `get_or_create` makes the series; the read guard it returns is dropped at once.
-        for reason in LISTEN_REFUSALS {
-            drop(self.listen_refused.get_or_create(&ReasonLabel { reason }));
+        for refusal in ListenRefusal::ALL {
+            drop(self.listen_refused.get_or_create(&ReasonLabel { reason: refusal.as_str() }));
         }
         for reason in ["replayed", "invalidated"] {
             drop(self.legacy.resumes.get_or_create(&ReasonLabel { reason }));
@@ -318,8 +370,8 @@ impl Metrics {
     }
 
     /// Count one refused listen request.
-    pub(crate) fn listen_refused(&self, reason: &'static str) {
-        self.listen_refused.get_or_create(&ReasonLabel { reason }).inc();
+    pub(crate) fn listen_refused(&self, refusal: ListenRefusal) {
+        self.listen_refused.get_or_create(&ReasonLabel { reason: refusal.as_str() }).inc();
     }
 
     /// Count one answered request.
@@ -387,6 +439,14 @@ impl Metrics {
             "Catalog changes announced because the fleet did not converge in time",
             m.convergence_timeouts,
         );
+        let a = m.audit;
+        registry.register("audit_records_written", "Audit records every sink took", a.written);
+        registry.register(
+            "audit_records_dropped",
+            "Audit records dropped because the queue to the sinks was full (a slow or stalled sink)",
+            a.dropped,
+        );
+        registry.register("audit_sink_errors", "Audit sink writes or flushes that failed", a.sink_errors);
         let l = m.legacy;
         registry.register(
             "legacy_sessions_created",
@@ -521,7 +581,8 @@ mod tests {
     fn a_fresh_node_exports_its_known_series_at_zero() {
         let bus: Arc<dyn ServerEventBus> = Arc::new(mcp_fleet_bus::MemoryBus::new());
         let text = Metrics::default().encode(&bus, true, &std::collections::BTreeMap::new(), None);
-        for reason in LISTEN_REFUSALS {
+        for refusal in ListenRefusal::ALL {
+            let reason = refusal.as_str();
             let line = format!("mcp_fleet_listen_streams_refused_total{{reason=\"{reason}\"}} 0\n");
             assert!(text.contains(&line), "{line}");
         }
@@ -532,6 +593,7 @@ mod tests {
             "mcp_fleet_task_duration_seconds_count{status=\"failed\"} 0\n",
             "mcp_fleet_task_requests_routed_total{method=\"tasks/cancel\"} 0\n",
             "mcp_fleet_tasks_orphaned_total{reason=\"replica_lost\"} 0\n",
+            "mcp_fleet_audit_records_dropped_total 0\n",
         ] {
             assert!(text.contains(series), "{series}");
         }

@@ -75,6 +75,8 @@ pub struct HandlerOptions {
     /// Around every `tools/call`, the first outermost (see [`crate::intercept`]).
     pub(crate) interceptors: Arc<[Arc<dyn crate::intercept::CallInterceptor>]>,
     pub(crate) identity: Option<ExecutionIdentity>,
+    pub(crate) audit: Option<crate::audit::AuditOptions>,
+    pub(crate) identity_in_tools_revision: bool,
 }
 
 impl Default for HandlerOptions {
@@ -112,6 +114,8 @@ impl Default for HandlerOptions {
             interceptors: Arc::new([]),
             tasks: TaskOptions::default(),
             identity: None,
+            audit: None,
+            identity_in_tools_revision: false,
         }
     }
 }
@@ -150,6 +154,23 @@ impl HandlerOptions {
     /// and this crate's version, no executable digest.
     pub fn identity(mut self, identity: ExecutionIdentity) -> Self {
         self.identity = Some(identity);
+        self
+    }
+
+    /// Keep an audit trail of every `tools/call`, `prompts/get`, `resources/read` and task
+    /// transition (see [`AuditOptions`](crate::AuditOptions)). Default: off.
+    pub fn audit(mut self, audit: crate::audit::AuditOptions) -> Self {
+        self.audit = Some(audit);
+        self
+    }
+
+    /// Fold the build identity (the executable's digest, else version and commit) into the
+    /// tools list's revision, so a rollout that keeps the catalog identical still changes the
+    /// revision and is announced once the fleet has converged on it — for hosts that bind
+    /// approvals to code, not only to definitions. Every replica of one build still agrees.
+    /// Default: `false` (the revision is the catalog's content alone).
+    pub fn identity_in_tools_revision(mut self, on: bool) -> Self {
+        self.identity_in_tools_revision = on;
         self
     }
 

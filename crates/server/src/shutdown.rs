@@ -1,62 +1,124 @@
-//! Graceful shutdown: one signal stops the accept loops, every listen stream writes its
-//! completion result and ends (an open SSE stream would otherwise keep the drain from ever
-//! finishing), background tasks stop — the fleet's leave and the outbox's final round awaited,
-//! since the runtime ends right after — running tasks (of the tasks extension) are waited for,
-//! and the whole drain has a deadline.
+//! [`Shutdown`]: the one drain signal every serve loop, background task and running call of a
+//! handler listens to, and [`ShutdownTrigger`], its sending side (held by the handler).
+//!
+//! Shaped like mini-redis's `Shutdown` (`is_shutdown`, `recv`), over a `watch` channel so a
+//! receiver made after the signal still sees it, plus the drain's deadline: [`Shutdown::cut`]
+//! resolves when the deadline passes, which is when calls still running are ended with an error
+//! naming the epoch that ends (see `crate::drain`). A receiver also resolves once the trigger is
+//! dropped with the last handler clone, so background tasks never outlive their handler.
+//!
+//! This module depends on nothing else of the crate: the handler, the listen router, the
+//! serve loops and the drain all depend on it, never the other way round.
 
-use std::sync::PoisonError;
-use std::time::Duration;
+use tokio::sync::watch;
+use tokio::time::Instant;
 
-use crate::handler::McpHandler;
+/// Where the handler is in its life.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    Serving,
+    /// Draining since `shutdown()`; calls still running at `deadline` are cut.
+    Draining {
+        deadline: Instant,
+    },
+}
 
-impl McpHandler {
-    /// Stop serving: refuse new listens, close every listen stream with its completion result,
-    /// stop accepting, and wait (up to the shutdown deadline) for connections to drain, for
-    /// this node to leave the fleet's membership and for the outbox's last publish round.
-    pub async fn shutdown(&self) {
-        self.shared.metrics.draining.set(1);
-        self.shared.router.close_all();
-        self.shared.legacy.streams.close_all();
-        if let Some(tasks) = &self.shared.tasks {
-            // Before this node leaves the membership, so no replica counts its tasks orphaned.
-            tasks.begin_drain(self.shared.options.shutdown_deadline).await;
-        }
-        let _ = self.shared.shutdown.send(true);
-        let mut serving = self.shared.serving.subscribe();
-        // The `Ref` it answers is not `Send`: drop it at once (the join holds outputs).
-        let drained = async {
-            let _ = serving.wait_for(|n| *n == 0).await;
-        };
-        // Serve loops apply the deadline themselves; this bound only guards a stuck loop.
-        let deadline = tokio::time::Instant::now() + self.shared.options.shutdown_deadline + Duration::from_secs(1);
-        // Running tasks get the same deadline; those still running then fail, saying so.
-        let tasks = async {
-            if let Some(tasks) = &self.shared.tasks {
-                tasks.drain(self.shared.options.shutdown_deadline).await;
+/// The sending side: [`ShutdownTrigger::begin`] starts the drain, once.
+#[derive(Debug)]
+pub(crate) struct ShutdownTrigger {
+    tx: watch::Sender<Phase>,
+}
+
+impl ShutdownTrigger {
+    /// A trigger not yet pulled.
+    pub(crate) fn new() -> Self {
+        ShutdownTrigger { tx: watch::channel(Phase::Serving).0 }
+    }
+
+    /// Start draining; calls still running at `deadline` are cut. A second call keeps the first
+    /// deadline.
+    pub(crate) fn begin(&self, deadline: Instant) {
+        self.tx.send_if_modified(|phase| match phase {
+            Phase::Serving => {
+                *phase = Phase::Draining { deadline };
+                true
             }
-        };
-        if tokio::time::timeout_at(deadline, futures_util::future::join(drained, tasks)).await.is_err() {
-            tracing::warn!("serve loops did not finish draining in time");
-        }
-        let farewells = std::mem::take(&mut *self.shared.farewells.lock().unwrap_or_else(PoisonError::into_inner));
-        for task in farewells {
-            // Each ends on the signal (after one last bounded round of I/O).
-            if tokio::time::timeout_at(deadline, task).await.is_err() {
-                tracing::warn!("the fleet's leave or the outbox's last round did not finish by the shutdown deadline");
-            }
-        }
+            Phase::Draining { .. } => false,
+        });
+    }
+
+    /// Whether the drain has begun.
+    pub(crate) fn is_shutdown(&self) -> bool {
+        *self.tx.borrow() != Phase::Serving
+    }
+
+    /// A receiver of the signal.
+    pub(crate) fn subscribe(&self) -> Shutdown {
+        Shutdown { rx: self.tx.subscribe() }
     }
 }
 
-impl McpHandler {
-    /// Whether [`McpHandler::shutdown`] was called: the node drains and should not be ready.
-    pub fn is_draining(&self) -> bool {
-        *self.shared.shutdown.borrow()
+/// One listener of the drain signal. Cheap to clone (a `watch` receiver).
+#[derive(Debug, Clone)]
+pub(crate) struct Shutdown {
+    rx: watch::Receiver<Phase>,
+}
+
+impl Shutdown {
+    /// Whether the drain has begun (or the handler is gone).
+    pub(crate) fn is_shutdown(&self) -> bool {
+        self.rx.has_changed().is_err() || *self.rx.borrow() != Phase::Serving
+    }
+
+    /// Resolves once the drain has begun, or the trigger is gone.
+    pub(crate) async fn recv(&mut self) {
+        // The guard `wait_for` returns is not `Send`: dropped here, so callers stay `Send`.
+        let _ = self.rx.wait_for(|phase| *phase != Phase::Serving).await;
+    }
+
+    /// Resolves once the drain's deadline has passed (at once when the trigger is gone).
+    pub(crate) async fn cut(&mut self) {
+        let deadline = match self.rx.wait_for(|phase| *phase != Phase::Serving).await {
+            Ok(phase) => match *phase {
+                Phase::Draining { deadline } => deadline,
+                Phase::Serving => return,
+            },
+            Err(_) => return,
+        };
+        tokio::time::sleep_until(deadline).await;
     }
 }
 
-/// Resolves once the shutdown signal is set (or its sender is gone).
-pub(crate) async fn signalled(rx: &mut tokio::sync::watch::Receiver<bool>) {
-    // The guard `wait_for` returns is not `Send`; drop it here so callers' futures stay `Send`.
-    let _ = rx.wait_for(|s| *s).await;
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+
+    #[tokio::test(start_paused = true)]
+    async fn receivers_hear_the_drain_then_its_deadline() {
+        let trigger = ShutdownTrigger::new();
+        let (mut early, mut cut) = (trigger.subscribe(), trigger.subscribe());
+        assert!(!early.is_shutdown());
+        let cutting = tokio::spawn(async move { cut.cut().await });
+        trigger.begin(Instant::now() + Duration::from_secs(5));
+        early.recv().await;
+        assert!(early.is_shutdown() && trigger.is_shutdown());
+        assert!(trigger.subscribe().is_shutdown(), "a later receiver sees it too");
+        tokio::time::sleep(Duration::from_secs(4)).await;
+        assert!(!cutting.is_finished(), "not before the deadline");
+        trigger.begin(Instant::now() + Duration::from_secs(60));
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        assert!(cutting.is_finished(), "at the first deadline");
+    }
+
+    #[tokio::test]
+    async fn a_dropped_trigger_ends_every_receiver() {
+        let trigger = ShutdownTrigger::new();
+        let mut rx = trigger.subscribe();
+        drop(trigger);
+        rx.recv().await;
+        rx.cut().await;
+        assert!(rx.is_shutdown());
+    }
 }

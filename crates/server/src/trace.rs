@@ -277,6 +277,16 @@ pub(crate) fn record_delivered(span: &Span, streams: usize) {
     span.record("mcp_fleet.streams", streams as u64);
 }
 
+/// The W3C trace id (32 hex digits) of `span`, when it is an exported OpenTelemetry span (the
+/// audit trail's `traceId`).
+pub(crate) fn trace_id(span: &Span) -> Option<String> {
+    if span.is_disabled() {
+        return None;
+    }
+    // `traceparent` is `<version>-<trace id>-<span id>-<flags>`.
+    otel::traceparent(span).and_then(|tp| tp.split('-').nth(1).map(str::to_owned))
+}
+
 /// The notification an event becomes.
 fn notification_method(kind: EventKind) -> &'static str {
     match kind {

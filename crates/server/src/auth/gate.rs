@@ -19,7 +19,7 @@ use crate::metrics::Metrics;
 
 /// The 429 `-32603` of a principal past its stream quota, counted as `principal_limit`.
 pub(crate) fn stream_quota_error(metrics: &Metrics, reached: LimitReached) -> mcp_fleet_protocol::RpcError {
-    metrics.listen_refused("principal_limit");
+    metrics.listen_refused(crate::metrics::ListenRefusal::PrincipalLimit);
     mcp_fleet_protocol::RpcError::internal(format!(
         "Too many open listen streams for this principal (limit {})",
         reached.limit

@@ -9,7 +9,7 @@ use mcp_fleet_protocol::types::{
 };
 use serde_json::Value;
 
-use super::entries::{PromptEntry, ResourceEntry, TemplateEntry, ToolEntry};
+use super::entries::{PromptEntry, ResourceEntry, TemplateEntry, ToolEntry, definition_revision};
 use super::entry_handler::{Handler, PromptGet, ResourceRead, ToolCall, shared};
 use super::listing::Listing;
 use super::server::Catalog;
@@ -47,6 +47,7 @@ impl CatalogEdit<'_> {
         let param_headers = tool_param_headers(&tool)?;
         let schemas = tool_schemas(&tool)?;
         let entry = ToolEntry {
+            revision: definition_revision(&tool),
             def: tool,
             schemas,
             enabled: true,
@@ -64,7 +65,12 @@ impl CatalogEdit<'_> {
 
     /// Add or replace a static resource and the function that reads it.
     pub fn add_resource(&mut self, resource: Resource, reader: impl Handler<ResourceRead, Vec<ResourceContents>>) {
-        self.catalog.resources.upsert(ResourceEntry { def: resource, enabled: true, read: shared(reader) });
+        self.catalog.resources.upsert(ResourceEntry {
+            revision: definition_revision(&resource),
+            def: resource,
+            enabled: true,
+            read: shared(reader),
+        });
         self.touch(ListKind::Resources);
     }
 
@@ -76,7 +82,13 @@ impl CatalogEdit<'_> {
         reader: impl Handler<ResourceRead, Vec<ResourceContents>>,
     ) -> Result<(), ServerError> {
         let pattern = UriTemplate::parse(&template.uri_template).map_err(|e| ServerError::Definition(e.to_string()))?;
-        self.catalog.templates.upsert(TemplateEntry { def: template, enabled: true, pattern, read: shared(reader) });
+        self.catalog.templates.upsert(TemplateEntry {
+            revision: definition_revision(&template),
+            def: template,
+            enabled: true,
+            pattern,
+            read: shared(reader),
+        });
         self.touch(ListKind::ResourceTemplates);
         Ok(())
     }
@@ -84,7 +96,12 @@ impl CatalogEdit<'_> {
     /// Add or replace a prompt; missing required arguments are refused with `-32602` before
     /// its handler runs.
     pub fn add_prompt(&mut self, prompt: Prompt, handler: impl Handler<PromptGet, GetPromptResult>) {
-        self.catalog.prompts.upsert(PromptEntry { def: prompt, enabled: true, get: shared(handler) });
+        self.catalog.prompts.upsert(PromptEntry {
+            revision: definition_revision(&prompt),
+            def: prompt,
+            enabled: true,
+            get: shared(handler),
+        });
         self.touch(ListKind::Prompts);
     }
 
@@ -93,7 +110,9 @@ impl CatalogEdit<'_> {
         let param_headers = tool_param_headers(&tool)?;
         let schemas = tool_schemas(&tool)?;
         let name = tool.name.clone();
+        let revision = definition_revision(&tool);
         let found = self.catalog.tools.modify(&name, |e| {
+            e.revision = revision;
             e.def = tool;
             e.schemas = schemas;
             e.param_headers = param_headers;
@@ -145,14 +164,16 @@ impl CatalogEdit<'_> {
     /// Replace a resource's definition, keeping its reader; `false` if it does not exist.
     pub fn update_resource(&mut self, resource: Resource) -> bool {
         let uri = resource.uri.clone();
-        let found = self.catalog.resources.modify(&uri, |e| e.def = resource);
+        let revision = definition_revision(&resource);
+        let found = self.catalog.resources.modify(&uri, |e| (e.def, e.revision) = (resource, revision));
         self.touch_if(found, ListKind::Resources)
     }
 
     /// Replace a prompt's definition, keeping its handler; `false` if it does not exist.
     pub fn update_prompt(&mut self, prompt: Prompt) -> bool {
         let name = prompt.name.clone();
-        let found = self.catalog.prompts.modify(&name, |e| e.def = prompt);
+        let revision = definition_revision(&prompt);
+        let found = self.catalog.prompts.modify(&name, |e| (e.def, e.revision) = (prompt, revision));
         self.touch_if(found, ListKind::Prompts)
     }
 

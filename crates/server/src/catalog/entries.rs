@@ -6,6 +6,7 @@ use mcp_fleet_protocol::schema::ToolSchemas;
 use mcp_fleet_protocol::types::{
     CallToolResult, GetPromptResult, Prompt, Resource, ResourceContents, ResourceTemplate, Tool,
 };
+use serde::Serialize;
 use serde_json::Value;
 
 use super::entry_handler::{PromptGet, ResourceRead, SharedHandler, ToolCall};
@@ -16,10 +17,27 @@ pub(crate) type ToolFn = SharedHandler<ToolCall, CallToolResult>;
 pub(crate) type ResourceFn = SharedHandler<ResourceRead, Vec<ResourceContents>>;
 pub(crate) type PromptFn = SharedHandler<PromptGet, GetPromptResult>;
 
+/// The revision of a definition (a tool, prompt, resource or template as listed): 16 hex
+/// digits of the SHA-256 of its canonical JSON. Equal on every replica serving the same
+/// definition; any change to it (description, schema, annotations, …) changes it. Computed
+/// once, when the definition is set, and carried by the signed `requestState` minted for it.
+pub(crate) fn definition_revision(def: &impl Serialize) -> DefinitionRevision {
+    use sha2::Digest as _;
+    // Wire structs with string keys and no custom serializers: serializing cannot fail.
+    let definition = serde_json::to_value(def).unwrap_or(Value::Null);
+    let digest = sha2::Sha256::digest(mcp_fleet_protocol::jsonrpc::value_bytes(&definition));
+    digest[..8].iter().map(|b| format!("{b:02x}")).collect::<String>().into()
+}
+
+/// A definition's revision ([`definition_revision`]), shared by the entry and its calls.
+pub(crate) type DefinitionRevision = std::sync::Arc<str>;
+
 /// A registered tool.
 #[derive(Clone)]
 pub(crate) struct ToolEntry {
     pub(crate) def: Tool,
+    /// `def`'s revision, computed when the definition was set.
+    pub(crate) revision: DefinitionRevision,
     /// `def`'s input and output schemas, compiled when the definition was set (so once per
     /// tool and revision, never per call).
     pub(crate) schemas: ToolSchemas,
@@ -46,6 +64,8 @@ impl ToolEntry {
 #[derive(Clone)]
 pub(crate) struct ResourceEntry {
     pub(crate) def: Resource,
+    /// `def`'s revision, computed when the definition was set.
+    pub(crate) revision: DefinitionRevision,
     pub(crate) enabled: bool,
     pub(crate) read: ResourceFn,
 }
@@ -54,6 +74,8 @@ pub(crate) struct ResourceEntry {
 #[derive(Clone)]
 pub(crate) struct TemplateEntry {
     pub(crate) def: ResourceTemplate,
+    /// `def`'s revision, computed when the definition was set.
+    pub(crate) revision: DefinitionRevision,
     pub(crate) enabled: bool,
     pub(crate) pattern: UriTemplate,
     pub(crate) read: ResourceFn,
@@ -63,6 +85,8 @@ pub(crate) struct TemplateEntry {
 #[derive(Clone)]
 pub(crate) struct PromptEntry {
     pub(crate) def: Prompt,
+    /// `def`'s revision, computed when the definition was set.
+    pub(crate) revision: DefinitionRevision,
     pub(crate) enabled: bool,
     pub(crate) get: PromptFn,
 }

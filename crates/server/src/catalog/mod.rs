@@ -25,6 +25,6 @@ pub use entry_handler::{Handler, PromptGet, ResourceRead, ToolCall};
 pub use handles::EntryHandle;
 pub use server::McpServer;
 
-pub(crate) use entries::ToolFn;
+pub(crate) use entries::{DefinitionRevision, ToolFn};
 pub(crate) use entry_handler::run_guarded;
 pub(crate) use server::{Catalog, WeakServer};

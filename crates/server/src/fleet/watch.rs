@@ -16,18 +16,18 @@ use std::time::Duration;
 use mcp_fleet_bus::{Change, EventEnvelope, Member, ServerEventBus};
 use mcp_fleet_protocol::ListKind;
 use mcp_fleet_protocol::cursor::revision_hex;
-use tokio::sync::{Notify, watch};
+use tokio::sync::Notify;
 use tokio::time::Instant;
 
 use super::convergence::{Convergence, Decision, Revision};
 use super::record::{CatalogRevisions, GLOBAL_SCOPE, MemberRecord};
 use super::status::{BuildCount, FleetMember, FleetStatus, ListConvergence};
 use crate::catalog::{McpServer, WeakServer};
-use crate::identity::ExecutionIdentity;
+use crate::identity::{ExecutionIdentity, RevisionSalt};
 use crate::listen::{EventIntake, ListenRouter};
 use crate::metrics::Metrics;
 use crate::notify::list_event;
-use crate::shutdown::signalled;
+use crate::shutdown::Shutdown;
 
 /// How catalog changes reach listen streams (see [`crate::notify`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -95,6 +95,8 @@ pub(crate) struct FleetWatch {
     started: Instant,
     /// Which code this node runs, announced with its catalogs.
     identity: Arc<ExecutionIdentity>,
+    /// Folded into the revisions this node announces (see [`FleetWatch::salted`]).
+    salt: RevisionSalt,
 }
 
 impl FleetWatch {
@@ -120,7 +122,14 @@ impl FleetWatch {
             metrics,
             started: Instant::now(),
             identity,
+            salt: RevisionSalt::default(),
         }
+    }
+
+    /// Announce the revisions with `salt` folded in, as this node's lists show them.
+    pub(crate) fn salted(mut self, salt: RevisionSalt) -> Self {
+        self.salt = salt;
+        self
     }
 
     /// How catalog changes reach listen streams.
@@ -146,12 +155,14 @@ impl FleetWatch {
         catalogs.retain(|_, server| server.upgrade().is_some());
         catalogs
             .iter()
-            .filter_map(|(scope, server)| Some((scope.clone(), CatalogRevisions::of(server.upgrade()?.revisions()))))
+            .filter_map(|(scope, server)| {
+                Some((scope.clone(), CatalogRevisions::of(self.salt.apply_all(server.upgrade()?.revisions()))))
+            })
             .collect()
     }
 
     /// Announce, read and evaluate until `stop`; then leave.
-    pub(crate) async fn run(self: Arc<Self>, mut stop: watch::Receiver<bool>) {
+    pub(crate) async fn run(self: Arc<Self>, mut stop: Shutdown) {
         let mut next_beat = Instant::now();
         loop {
             let now = Instant::now();
@@ -164,7 +175,7 @@ impl FleetWatch {
             tokio::select! {
                 _ = tokio::time::sleep(self.timing.poll()) => {}
                 _ = self.changed.notified() => next_beat = Instant::now(),
-                _ = signalled(&mut stop) => break,
+                _ = stop.recv() => break,
             }
         }
         if let Err(err) = self.bus.leave().await {

@@ -69,7 +69,7 @@ impl McpHandler {
     /// its drain forever.
     pub fn draining(&self) -> impl Future<Output = ()> + Send + 'static {
         let mut stop = self.shared.shutdown.subscribe();
-        async move { crate::shutdown::signalled(&mut stop).await }
+        async move { stop.recv().await }
     }
 }
 

@@ -39,14 +39,18 @@ impl McpHandler {
         // Counted before the flag is read, so `shutdown()` either sees this loop and waits for
         // it, or this loop sees the flag and never serves.
         self.shared.serving.send_modify(|n| *n += 1);
-        if !*stop.borrow_and_update() {
+        if !stop.is_shutdown() {
             let handler = self.clone();
             let service = move |req: Request<Incoming>| {
                 let handler = handler.clone();
                 async move { Ok::<_, Infallible>(handler.handle(req).await) }
             };
-            let stopped = crate::shutdown::signalled(&mut stop);
-            accept_loop(listener, Arc::new(connection_builder(options)), service, Tuning::of(options), stopped).await;
+            let stopped = stop.recv();
+            // Calls still running at the deadline are answered with the drain error then
+            // (`crate::drain`): their answers get a moment to leave before the abort.
+            let tuning =
+                Tuning { deadline: options.shutdown_deadline + crate::drain::ANSWER_GRACE, ..Tuning::of(options) };
+            accept_loop(listener, Arc::new(connection_builder(options)), service, tuning, stopped).await;
         }
         self.shared.serving.send_modify(|n| *n -= 1);
         Ok(())

@@ -85,7 +85,7 @@ impl Legacy {
 /// whose session ended or expired elsewhere closes.
 pub(crate) fn maintain(
     shared: &Arc<crate::handler::HandlerShared>,
-    mut stop: tokio::sync::watch::Receiver<bool>,
+    mut stop: crate::shutdown::Shutdown,
 ) -> impl Future<Output = ()> + Send + 'static {
     let streams = shared.legacy.streams.clone();
     let store = shared.legacy.sessions.clone();
@@ -100,7 +100,7 @@ pub(crate) fn maintain(
         loop {
             tokio::select! {
                 _ = interval.tick() => {}
-                _ = crate::shutdown::signalled(&mut stop) => return,
+                _ = stop.recv() => return,
             }
             if !keepalive.is_zero() {
                 streams.tick();

@@ -24,7 +24,7 @@ use http::StatusCode;
 use mcp_fleet_protocol::RpcError;
 use serde_json::json;
 
-use crate::metrics::Metrics;
+use crate::metrics::{ListenRefusal, Metrics};
 
 /// The limits (set through [`HandlerOptions`](crate::HandlerOptions), which documents each
 /// and its default).
@@ -106,14 +106,14 @@ impl ListenBudget {
         known: impl Fn(&str) -> bool,
     ) -> Result<BudgetPermit, RpcError> {
         let limits = &self.inner.limits;
-        let refuse = |reason: &'static str, error: RpcError| {
-            self.inner.metrics.listen_refused(reason);
+        let refuse = |refusal: ListenRefusal, error: RpcError| {
+            self.inner.metrics.listen_refused(refusal);
             error
         };
         if let Some(long) = uris.iter().find(|u| u.len() > limits.max_uri_bytes) {
             let message =
                 format!("A subscribed URI is {} bytes long; the limit is {}", long.len(), limits.max_uri_bytes);
-            return Err(refuse("uri_too_long", RpcError::invalid_params(message).in_band()));
+            return Err(refuse(ListenRefusal::UriTooLong, RpcError::invalid_params(message).in_band()));
         }
         let bytes: usize = uris.iter().map(String::len).sum();
         if bytes > limits.max_bytes_per_stream {
@@ -121,7 +121,7 @@ impl ListenBudget {
                 "resourceSubscriptions hold {bytes} bytes of URIs; the limit per stream is {}",
                 limits.max_bytes_per_stream
             );
-            return Err(refuse("stream_bytes", RpcError::invalid_params(message).in_band()));
+            return Err(refuse(ListenRefusal::StreamBytes, RpcError::invalid_params(message).in_band()));
         }
         if limits.uris_must_exist {
             let unknown: Vec<&String> = uris.iter().filter(|u| !known(u)).take(10).collect();
@@ -129,13 +129,15 @@ impl ListenBudget {
                 let error = RpcError::invalid_params("Subscribed URIs must name a resource or match a template")
                     .with_data(json!({"unknownUris": unknown}))
                     .in_band();
-                return Err(refuse("unknown_uri", error));
+                return Err(refuse(ListenRefusal::UnknownUri, error));
             }
         }
         let taken = match opener {
-            Opener::Principal(key) => self.take_bytes(key, bytes).map_err(|e| refuse("principal_bytes", e))?,
+            Opener::Principal(key) => {
+                self.take_bytes(key, bytes).map_err(|e| refuse(ListenRefusal::PrincipalBytes, e))?
+            }
             Opener::Anonymous(Some(ip)) if !(limits.loopback_exempt && ip.is_loopback()) => {
-                self.take_stream(address_key(ip)).map_err(|e| refuse("address_limit", e))?
+                self.take_stream(address_key(ip)).map_err(|e| refuse(ListenRefusal::AddressLimit, e))?
             }
             Opener::Anonymous(_) => Taken::Nothing,
         };

@@ -3,20 +3,18 @@
 
 use std::time::Duration;
 
-use tokio::sync::watch;
-
 use super::router::ListenRouter;
-use crate::shutdown::signalled;
+use crate::shutdown::Shutdown;
 
 /// Tick every `every` until shutdown; `keepalives` says whether idle streams get a comment.
-pub(crate) async fn run(router: ListenRouter, every: Duration, keepalives: bool, mut stop: watch::Receiver<bool>) {
+pub(crate) async fn run(router: ListenRouter, every: Duration, keepalives: bool, mut stop: Shutdown) {
     let mut interval = tokio::time::interval(every);
     interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     interval.tick().await;
     loop {
         tokio::select! {
             _ = interval.tick() => router.tick(keepalives),
-            _ = signalled(&mut stop) => return,
+            _ = stop.recv() => return,
         }
     }
 }

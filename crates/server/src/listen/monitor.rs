@@ -6,11 +6,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use mcp_fleet_bus::ServerEventBus;
-use tokio::sync::watch;
 
 use super::health::BusHealth;
 use super::router::ListenRouter;
-use crate::shutdown::signalled;
+use crate::shutdown::Shutdown;
 
 /// How often the monitor samples the backend's consumer status.
 pub(crate) const MONITOR_INTERVAL: Duration = Duration::from_millis(250);
@@ -21,7 +20,7 @@ pub(crate) async fn run(
     bus: Arc<dyn ServerEventBus>,
     health: Arc<BusHealth>,
     router: ListenRouter,
-    mut stop: watch::Receiver<bool>,
+    mut stop: Shutdown,
 ) {
     let mut interval = tokio::time::interval(MONITOR_INTERVAL);
     interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -31,7 +30,7 @@ pub(crate) async fn run(
                 health.sample(bus.as_ref());
                 router.set_deaf(health.state().past_grace);
             }
-            _ = signalled(&mut stop) => return,
+            _ = stop.recv() => return,
         }
     }
 }

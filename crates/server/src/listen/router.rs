@@ -24,7 +24,7 @@ use super::budget::{BudgetLimits, ListenBudget};
 use super::stream::ListenBody;
 use super::subscription::Subscription;
 use super::tenant::Renderings;
-use crate::metrics::Metrics;
+use crate::metrics::{ListenRefusal, Metrics};
 
 /// Limits of the listen path (set through [`HandlerOptions`](crate::HandlerOptions), which
 /// documents each and its default).
@@ -181,13 +181,13 @@ impl ListenRouter {
                 return Err(RpcError::internal("Server is shutting down; reconnect to another replica"));
             }
             if self.inner.deaf.load(Ordering::Acquire) {
-                self.inner.metrics.listen_refused("deaf");
+                self.inner.metrics.listen_refused(ListenRefusal::Deaf);
                 return Err(RpcError::internal(
                     "This replica cannot receive the fleet's change events right now; reconnect to another replica",
                 ));
             }
             if reg.all.len() >= self.inner.limits.max_streams {
-                self.inner.metrics.listen_refused("node_limit");
+                self.inner.metrics.listen_refused(ListenRefusal::NodeLimit);
                 return Err(RpcError::internal("Subscription limit reached"));
             }
             reg.all.insert(key, sub.clone());

@@ -11,12 +11,11 @@ use std::time::Duration;
 
 use futures_util::StreamExt;
 use mcp_fleet_bus::{Backoff, BusItem, BusStream, GapReason, ServerEventBus};
-use tokio::sync::watch;
 
 use super::health::BusHealth;
 use super::intake::EventIntake;
 use crate::metrics::Metrics;
-use crate::shutdown::signalled;
+use crate::shutdown::Shutdown;
 
 /// First delay before subscribing again after the consumer stopped (doubles up to the max).
 const RESUBSCRIBE_MIN: Duration = Duration::from_millis(100);
@@ -30,7 +29,7 @@ pub(crate) struct ConsumerParts {
     pub(crate) intake: Arc<EventIntake>,
     pub(crate) health: Arc<BusHealth>,
     pub(crate) metrics: Metrics,
-    pub(crate) stop: watch::Receiver<bool>,
+    pub(crate) stop: Shutdown,
 }
 
 /// Supervise the consumer, starting with the already subscribed `events`, until shutdown.
@@ -52,7 +51,7 @@ pub(crate) async fn run(mut parts: ConsumerParts, events: BusStream) {
         let abort = consumer.abort_handle();
         let ended = tokio::select! {
             ended = consumer => ended,
-            _ = signalled(&mut parts.stop) => {
+            _ = parts.stop.recv() => {
                 abort.abort();
                 return;
             }
@@ -73,7 +72,7 @@ async fn resubscribe(parts: &mut ConsumerParts) -> Option<BusStream> {
         let delay = backoff.next_delay();
         tokio::select! {
             _ = tokio::time::sleep(delay) => {}
-            _ = signalled(&mut parts.stop) => return None,
+            _ = parts.stop.recv() => return None,
         }
         match parts.bus.subscribe().await {
             Ok(stream) => {

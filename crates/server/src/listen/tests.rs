@@ -205,8 +205,8 @@ async fn the_tick_sends_keepalives_to_idle_streams_only() {
         (open(&r, None, "idle", json!({})), open(&r, None, "busy", json!({"toolsListChanged": true})));
     ready(&mut idle).await;
     ready(&mut busy).await;
-    let (_stop_tx, stop) = tokio::sync::watch::channel(false);
-    tokio::spawn(keepalive::run(r.clone(), Duration::from_secs(15), true, stop));
+    let trigger = crate::shutdown::ShutdownTrigger::new();
+    tokio::spawn(keepalive::run(r.clone(), Duration::from_secs(15), true, trigger.subscribe()));
     r.deliver(&event(Change::list(EventKind::ToolsListChanged)), &json!({}));
     tokio::time::sleep(Duration::from_secs(16)).await;
     assert_eq!(ready(&mut idle).await, ": keepalive\n\n");
@@ -225,8 +225,8 @@ async fn a_stream_past_its_lifetime_writes_its_completion_result_and_ends() {
     let mut body = open(&r, None, "life", json!({}));
     ready(&mut body).await;
     let every = limits.tick_interval().expect("a tick runs for lifetimes");
-    let (_stop_tx, stop) = tokio::sync::watch::channel(false);
-    tokio::spawn(keepalive::run(r.clone(), every, false, stop));
+    let trigger = crate::shutdown::ShutdownTrigger::new();
+    tokio::spawn(keepalive::run(r.clone(), every, false, trigger.subscribe()));
     tokio::time::sleep(Duration::from_secs(50)).await;
     assert_eq!(ready(&mut body).await, "", "not before ~54 s (60 s −10 %)");
     tokio::time::sleep(Duration::from_secs(30)).await;

@@ -41,7 +41,12 @@ pub(super) fn discover(req: &MethodRequest<'_>) -> Value {
     }
     let revisions: serde_json::Map<String, Value> = ListKind::ALL
         .iter()
-        .map(|&kind| (kind.result_key().to_owned(), json!(revision_hex(req.catalog.list(kind).1))))
+        .map(|&kind| {
+            (
+                kind.result_key().to_owned(),
+                json!(revision_hex(req.shared.revision_salt.apply(kind, req.catalog.list(kind).1))),
+            )
+        })
         .collect();
     result["_meta"] = json!({CATALOG_KEY: revisions, EXECUTION_KEY: *req.shared.identity});
     let Value::Object(mut obj) = result else { unreachable!("built as an object above") };

@@ -9,6 +9,7 @@ use mcp_fleet_protocol::{ListKind, Method, RequestId, RpcError};
 use serde_json::{Map, Value};
 use tokio::sync::mpsc;
 
+use crate::audit::{CallFacts, CallStart};
 use crate::catalog::{Catalog, McpServer};
 use crate::context::RequestContext;
 use crate::handler::HandlerShared;
@@ -65,14 +66,78 @@ pub(crate) fn prepare(req: MethodRequest<'_>) -> Result<Prepared, RpcError> {
     match family {
         Family::Discover => Ok(Prepared::Immediate(discover::discover(&req))),
         Family::List(list) => lists::list(&req, list).map(Prepared::Immediate),
-        Family::CallTool => tools::prepare_call(&req),
-        Family::ReadResource => resources::prepare_read(&req),
-        Family::GetPrompt => prompts::prepare_get(&req),
+        Family::CallTool => ended(&req, Method::ToolsCall, tools::prepare_call),
+        Family::ReadResource => ended(&req, Method::ResourcesRead, resources::prepare_read),
+        Family::GetPrompt => ended(&req, Method::PromptsGet, prompts::prepare_get),
         Family::Complete => completion::prepare(&req),
         Family::Listen => listen::open(&req),
         Family::Task(method) => crate::tasks::prepare(&req, method),
     }
 }
+
+/// A call (`tools/call`, `resources/read`, `prompts/get`) prepared by `prepare`, and the two
+/// ends every such call has whatever its method: its record in the audit trail, once it is
+/// answered (or refused, or dropped), and the drain's deadline, at which a call still running
+/// is answered with the error naming the epoch that ends (`crate::drain`).
+fn ended(
+    req: &MethodRequest<'_>,
+    method: Method,
+    prepare: fn(&MethodRequest<'_>) -> Result<Prepared, RpcError>,
+) -> Result<Prepared, RpcError> {
+    let audit = req.shared.audit.start(|| call_facts(req, method));
+    let finish = |audit: Option<CallStart>, answer: Result<&Value, &RpcError>| {
+        if let Some(audit) = audit {
+            audit.finish(answer);
+        }
+    };
+    match prepare(req) {
+        Err(error) => {
+            finish(audit, Err(&error));
+            Err(error)
+        }
+        Ok(Prepared::Immediate(result)) => {
+            finish(audit, Ok(&result));
+            Ok(Prepared::Immediate(result))
+        }
+        Ok(Prepared::Call { future, notifications }) => {
+            let shared = req.shared;
+            let epoch = &shared.identity.epoch;
+            let future =
+                crate::drain::cut_at_deadline(future, shared.shutdown.subscribe(), epoch, shared.bus.node_id());
+            let future = match audit {
+                None => future,
+                Some(audit) => async move {
+                    let answer = future.await;
+                    audit.finish(answer.as_ref());
+                    answer
+                }
+                .boxed(),
+            };
+            Ok(Prepared::Call { future, notifications })
+        }
+        Ok(listen @ Prepared::Listen(_)) => Ok(listen),
+    }
+}
+
+/// What the audit trail knows of a call before it runs.
+fn call_facts<'a>(req: &'a MethodRequest<'_>, method: Method) -> CallFacts<'a> {
+    let (target, kind) = match method {
+        Method::ResourcesRead => ("uri", ListKind::Resources),
+        Method::PromptsGet => ("name", ListKind::Prompts),
+        _ => ("name", ListKind::Tools),
+    };
+    let revision = req.shared.revision_salt.apply(kind, req.catalog.list(kind).1);
+    CallFacts {
+        method: method.as_str(),
+        name: req.params.get(target).and_then(Value::as_str).unwrap_or_default().to_owned(),
+        principal: req.ctx.principal.as_ref(),
+        catalog_revision: mcp_fleet_protocol::cursor::revision_hex(revision),
+        arguments: (method != Method::ResourcesRead).then(|| req.params.get("arguments").unwrap_or(&EMPTY_ARGUMENTS)),
+    }
+}
+
+/// The arguments of a call that sent none: `{}` (so its digest is that of an empty object).
+static EMPTY_ARGUMENTS: std::sync::LazyLock<Value> = std::sync::LazyLock::new(|| Value::Object(Map::new()));
 
 #[derive(Debug, Clone, Copy)]
 enum Family {

@@ -11,6 +11,7 @@ use super::MethodRequest;
 
 pub(super) fn list(req: &MethodRequest<'_>, kind: ListKind) -> Result<Value, RpcError> {
     let (wire, revision) = req.catalog.list(kind);
+    let revision = req.shared.revision_salt.apply(kind, revision);
     let visible = visible_tools(req, kind);
     let wire: &[Value] = visible.as_deref().unwrap_or(wire);
     let offset = match req.params.get("cursor") {

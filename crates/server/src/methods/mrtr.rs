@@ -12,6 +12,7 @@ use serde_json::{Map, Value, json};
 
 use super::MethodRequest;
 use super::state::{Refused, StateCodec};
+use crate::catalog::DefinitionRevision;
 use crate::context::{CallContext, NotificationReceiver};
 use crate::outcome::{InputRequired, Outcome};
 
@@ -69,28 +70,20 @@ fn read_retry(
     Ok(())
 }
 
-/// The revision of a definition (a tool, prompt, resource or template as listed): 16 hex
-/// digits of the SHA-256 of its canonical JSON. Equal on every replica serving the same
-/// definition; any change to it (description, schema, annotations, …) changes it.
-pub(super) fn definition_revision(definition: &Value) -> String {
-    use sha2::Digest as _;
-    let digest = sha2::Sha256::digest(mcp_fleet_protocol::jsonrpc::value_bytes(definition));
-    digest[..8].iter().map(|b| format!("{b:02x}")).collect()
-}
-
 /// Start a call that may answer `input_required`: its context (with the notification channel
 /// that switches the response to SSE), the retry's inputs read and verified — state minted for
-/// another revision of the target's `definition` refused as stale — and the [`Finisher`] that
-/// will turn the handler's outcome into the result object.
+/// another revision of the target's definition (`revision`, computed when the catalog entry
+/// was built) refused as stale — and the [`Finisher`] that will turn the handler's outcome
+/// into the result object.
 pub(super) fn start_call(
     req: &MethodRequest<'_>,
     method: Method,
     target: &str,
-    definition: &Value,
+    revision: &DefinitionRevision,
 ) -> Result<(CallContext, Option<NotificationReceiver>, Finisher), RpcError> {
     let (mut ctx, notifications) = req.call_context();
     let binding = binding(method, target, &ctx, &req.params);
-    let revision = definition_revision(definition);
+    let revision = revision.clone();
     let codec = req.shared.state_codec.clone();
     read_retry(&req.params, &codec, (&binding, &revision), &mut ctx)?;
     let meta = req.meta.clone();
@@ -105,7 +98,7 @@ pub(crate) struct Finisher {
     codec: StateCodec,
     binding: String,
     /// The target's definition revision, which minted state carries.
-    revision: String,
+    revision: DefinitionRevision,
     meta: RequestMeta,
 }
 

@@ -22,8 +22,7 @@ pub(super) fn prepare_get(req: &MethodRequest<'_>) -> Result<Prepared, RpcError>
     if let Some(missing) = entry.def.arguments.iter().find(|a| a.required && !arguments.contains_key(&a.name)) {
         return Err(RpcError::invalid_params(format!("Missing required prompt argument {:?}", missing.name)).in_band());
     }
-    let definition = serde_json::to_value(&entry.def).unwrap_or(serde_json::Value::Null);
-    let (ctx, notifications, finisher) = start_call(req, Method::PromptsGet, &name, &definition)?;
+    let (ctx, notifications, finisher) = start_call(req, Method::PromptsGet, &name, &entry.revision)?;
     let get = entry.get.clone();
     let future = async move {
         let outcome = run_guarded(&get, PromptGet { arguments, ctx }).await?;

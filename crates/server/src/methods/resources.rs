@@ -19,20 +19,18 @@ struct ReadResult {
 pub(super) fn prepare_read(req: &MethodRequest<'_>) -> Result<Prepared, RpcError> {
     let uri = req.string_param("uri")?;
     let found = match req.catalog.resources.get(&uri) {
-        Some(entry) => Some((entry.read.clone(), Map::new(), serde_json::to_value(&entry.def))),
+        Some(entry) => Some((entry.read.clone(), Map::new(), entry.revision.clone())),
         None => req
             .catalog
             .templates
             .enabled()
-            .find_map(|t| t.pattern.matches(&uri).map(|vars| (t.read.clone(), vars, serde_json::to_value(&t.def)))),
+            .find_map(|t| t.pattern.matches(&uri).map(|vars| (t.read.clone(), vars, t.revision.clone()))),
     };
-    let Some((read, variables, definition)) = found else {
+    let Some((read, variables, revision)) = found else {
         let err = RpcError::invalid_params(format!("Resource not found: {uri}")).with_data(json!({"uri": uri}));
         return Err(err.in_band());
     };
-    // Wire structs with string keys: serializing cannot fail (Null is unreachable).
-    let definition = definition.unwrap_or(serde_json::Value::Null);
-    let (ctx, notifications, finisher) = start_call(req, Method::ResourcesRead, &uri, &definition)?;
+    let (ctx, notifications, finisher) = start_call(req, Method::ResourcesRead, &uri, &revision)?;
     // A retry's result must not be cached (CACHE-3); otherwise the configured hint.
     let cache = if ctx.input_responses.is_some() || ctx.request_state.is_some() {
         mcp_fleet_protocol::types::CacheHint::NONE

@@ -65,8 +65,7 @@ pub(super) fn prepare_call(req: &MethodRequest<'_>) -> Result<Prepared, RpcError
         check_param_headers(req.headers, &entry.param_headers, &Value::Object(arguments.clone()))?;
     }
 
-    let definition = serde_json::to_value(&entry.def).unwrap_or(Value::Null);
-    let (ctx, notifications, finisher) = start_call(req, Method::ToolsCall, &name, &definition)?;
+    let (ctx, notifications, finisher) = start_call(req, Method::ToolsCall, &name, &entry.revision)?;
     let arguments_value = Value::Object(arguments);
     if let Err(violation) = entry.schemas.input.check(&arguments_value) {
         // A tool input error is a result (isError), not a protocol error.

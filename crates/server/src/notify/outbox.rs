@@ -14,10 +14,10 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use mcp_fleet_bus::{Backoff, EventEnvelope, EventKind, ServerEventBus};
-use tokio::sync::{Notify, watch};
+use tokio::sync::Notify;
 
 use crate::metrics::Metrics;
-use crate::shutdown::signalled;
+use crate::shutdown::Shutdown;
 
 /// Most distinct keys the outbox holds.
 pub(crate) const OUTBOX_CAPACITY: usize = 10_000;
@@ -97,17 +97,17 @@ impl Outbox {
     }
 
     /// Publish pending events on `bus` until shutdown (then one last round).
-    pub(crate) async fn run(self: Arc<Self>, bus: Arc<dyn ServerEventBus>, mut stop: watch::Receiver<bool>) {
+    pub(crate) async fn run(self: Arc<Self>, bus: Arc<dyn ServerEventBus>, mut stop: Shutdown) {
         let mut backoff = Backoff::new(RETRY_MIN, RETRY_MAX);
         loop {
             tokio::select! {
                 _ = self.wake.notified() => {}
-                _ = signalled(&mut stop) => break,
+                _ = stop.recv() => break,
             }
             while !self.publish_round(bus.as_ref()).await {
                 tokio::select! {
                     _ = tokio::time::sleep(backoff.next_delay()) => {}
-                    _ = signalled(&mut stop) => break,
+                    _ = stop.recv() => break,
                 }
             }
             backoff.reset();

@@ -20,7 +20,9 @@ use std::time::Duration;
 
 use mcp_fleet_protocol::sse::NotificationFrame;
 use mcp_fleet_protocol::tasks::TASK_NOTIFICATION;
-use tokio::sync::{mpsc, watch};
+use tokio::sync::mpsc;
+
+use crate::shutdown::Shutdown;
 
 use super::record::TaskRecord;
 use super::shared::Tasks;
@@ -77,7 +79,7 @@ impl Tasks {
         self: Arc<Self>,
         signals: TaskSignals,
         mut rx: mpsc::Receiver<TaskSignal>,
-        mut stop: watch::Receiver<bool>,
+        mut stop: Shutdown,
     ) {
         let mut watched = Watched::new();
         let mut tick = tokio::time::interval(self.liveness_tick());
@@ -98,7 +100,7 @@ impl Tasks {
                         self.renew_run(None).await;
                     }
                 }
-                () = crate::shutdown::signalled(&mut stop) => return,
+                () = stop.recv() => return,
             }
             if signals.take_overflow() {
                 tracing::warn!("task signals overflowed: refreshing every followed task");

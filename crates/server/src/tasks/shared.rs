@@ -19,6 +19,7 @@ use std::time::Duration;
 
 use mcp_fleet_bus::{BusError, Change, ServerEventBus};
 use mcp_fleet_protocol::RpcError;
+use mcp_fleet_protocol::tasks::TaskStatus;
 use mcp_fleet_protocol::types::CallToolResult;
 use serde_json::Value;
 use tokio::time::Instant;
@@ -28,6 +29,7 @@ use super::options::TaskOptions;
 use super::record::{NewTask, Owner, TaskRecord};
 use super::running::Running;
 use super::store::{RunRecord, TaskStore, Updated};
+use crate::audit::{AuditTrail, TaskTransition};
 use crate::fleet::FleetWatch;
 use crate::listen::ListenRouter;
 use crate::metrics::Metrics;
@@ -96,6 +98,7 @@ pub(crate) struct Tasks {
     pub(crate) signals: TaskSignals,
     fleet: Arc<FleetWatch>,
     pub(crate) metrics: Metrics,
+    audit: AuditTrail,
     /// Until one membership TTL after start, this node's view of the fleet may still be filling
     /// in: it judges no other node dead before then.
     trusted_from: Instant,
@@ -116,6 +119,8 @@ pub(crate) struct TaskParts {
     pub(crate) fleet: Arc<FleetWatch>,
     pub(crate) metrics: Metrics,
     pub(crate) membership_ttl: Duration,
+    /// Where task transitions are recorded.
+    pub(crate) audit: AuditTrail,
 }
 
 impl Tasks {
@@ -155,6 +160,7 @@ impl Tasks {
             signals: parts.signals,
             fleet: parts.fleet,
             metrics: parts.metrics,
+            audit: parts.audit,
             trusted_from: Instant::now() + parts.membership_ttl,
             draining: AtomicBool::new(false),
             members: Mutex::default(),
@@ -199,6 +205,7 @@ impl Tasks {
             });
         }
         self.metrics.tasks.created.inc();
+        self.audit_transition(&record, None);
         Ok(record)
     }
 
@@ -211,6 +218,9 @@ impl Tasks {
     ) -> Result<Option<Updated>, BusError> {
         let updated = self.store.update(id, change).await?;
         if let Some(u) = updated.as_ref().filter(|u| u.changed) {
+            if u.previous != u.record.status {
+                self.audit_transition(&u.record, Some(u.previous));
+            }
             if !u.was_terminal && u.record.status.is_terminal() {
                 if let Err(e) = self.store.release(&u.record.principal).await {
                     tracing::warn!(error = %e, "could not release a principal's task slot; it frees up at the counter's expiry");
@@ -221,6 +231,19 @@ impl Tasks {
             self.publish(id).await;
         }
         Ok(updated)
+    }
+
+    /// Record `record`'s transition (from `previous`; `None`: created) in the audit trail.
+    fn audit_transition(&self, record: &TaskRecord, previous: Option<TaskStatus>) {
+        self.audit.task(TaskTransition {
+            task_id: &record.id,
+            tool: &record.tool,
+            principal: &record.principal,
+            previous: previous.map(TaskStatus::as_str),
+            status: record.status.as_str(),
+            created_ms: record.created_ms,
+            now_ms: record.updated_ms,
+        });
     }
 
     /// A tool result as a task keeps it — what the call would have answered (`resultType:

@@ -14,6 +14,7 @@
 use std::sync::Arc;
 
 use mcp_fleet_bus::{BusError, Keyspace};
+use mcp_fleet_protocol::tasks::TaskStatus;
 
 use super::record::{TaskRecord, is_task_id};
 
@@ -30,6 +31,8 @@ pub(crate) struct Updated {
     /// Whether it was already terminal before (so the change, if any, made it terminal only
     /// when this is `false`).
     pub(crate) was_terminal: bool,
+    /// Its status before (the audit trail records transitions).
+    pub(crate) previous: TaskStatus,
 }
 
 /// What a node runs as: its incarnation, and while it drains, until when its tasks may still
@@ -85,12 +88,12 @@ impl TaskStore {
         for _ in 0..UPDATE_ATTEMPTS {
             let Some(found) = self.keys.get(&key(id)).await? else { return Ok(None) };
             let Some(mut record) = decode(id, &found.value) else { return Ok(None) };
-            let was_terminal = record.status.is_terminal();
+            let (was_terminal, previous) = (record.status.is_terminal(), record.status);
             if !change(&mut record) {
-                return Ok(Some(Updated { record, changed: false, was_terminal }));
+                return Ok(Some(Updated { record, changed: false, was_terminal, previous }));
             }
             if self.keys.compare_and_set(&key(id), found.revision, encode(&record)).await?.is_some() {
-                return Ok(Some(Updated { record, changed: true, was_terminal }));
+                return Ok(Some(Updated { record, changed: true, was_terminal, previous }));
             }
         }
         Err(BusError::Backend(format!("task {id} kept changing under {UPDATE_ATTEMPTS} updates")))
