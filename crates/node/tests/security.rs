@@ -175,7 +175,7 @@ async fn otlp_credentials_stay_out_of_the_log() {
     );
     node.ready().await;
     let log = node.log();
-    assert!(log.contains("exporting traces over OTLP/HTTP"), "{log}");
+    assert!(log.contains("exporting traces and audit records over OTLP/HTTP"), "{log}");
     assert!(log.contains("api-key=***"), "header names are shown, values are not: {log}");
     assert_absent(&log, &["SECRET-otlp-pass", "SECRET-otlp-header"]);
 }
