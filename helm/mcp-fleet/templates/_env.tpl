@@ -119,6 +119,14 @@ here, since duplicate names make server-side apply fail and are ambiguous to rea
 - name: OTEL_RESOURCE_ATTRIBUTES
   value: {{ join "," $attrs | quote }}
 {{- end }}
+{{- with .Values.audit.target }}
+- name: MCP_FLEET_AUDIT_FILE
+  value: {{ if eq . "stdout" }}"-"{{ else }}{{ . | quote }}{{ end }}
+{{- end }}
+{{- if .Values.audit.arguments }}
+- name: MCP_FLEET_AUDIT_ARGUMENTS
+  value: "true"
+{{- end }}
 - name: RUST_LOG
   value: {{ .Values.logLevel | quote }}
 {{- end }}
