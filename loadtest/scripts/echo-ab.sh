@@ -9,6 +9,8 @@
 # bus, port 18602), warms it up for 2 s, then runs wrk for WRK_SECS (default 8) on core 1
 # with 64 connections and ../shared/bench/mcp-echo.lua, which checks every body. Any
 # non-200 or bad body fails the run. Raw wrk lines go to runs/echo-ab.LABEL.log.
+# METRICS=REGEX: the node also serves its admin port (18604), and after each round the
+# /metrics lines matching REGEX are printed (e.g. a counter of what the variant dropped).
 # For a quiet machine wrap it: loadtest/scripts/quiet-run.sh loadtest/scripts/echo-ab.sh …
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -17,6 +19,7 @@ shift
 lua=${MCP_ECHO_LUA:-../shared/bench/mcp-echo.lua}
 secs=${WRK_SECS:-8}
 port=18602
+admin_port=18604
 mkdir -p runs
 declare -A rps_of p50_of
 labels=()
@@ -30,7 +33,9 @@ run_round() { # variant → appends "rps p50_us" to the label's list
   local label bin args
   IFS='|' read -r label bin args <<<"$1"
   # shellcheck disable=SC2086 # the node arguments are meant to split
-  taskset -c 0 "$bin" --listen "127.0.0.1:$port" --bus memory:// --worker-threads 1 $args \
+  local admin=()
+  [ -z "${METRICS:-}" ] || admin=(--admin-listen "127.0.0.1:$admin_port")
+  taskset -c 0 "$bin" --listen "127.0.0.1:$port" "${admin[@]}" --bus memory:// --worker-threads 1 $args \
     >>"runs/echo-ab.$label.node.log" 2>&1 &
   local node=$!
   for _ in $(seq 1 100); do
@@ -40,6 +45,9 @@ run_round() { # variant → appends "rps p50_us" to the label's list
   taskset -c 1 wrk -t1 -c64 -d2s -s "$lua" "http://127.0.0.1:$port/mcp" >/dev/null
   local out
   out=$(taskset -c 1 wrk -t1 -c64 "-d${secs}s" --latency -s "$lua" "http://127.0.0.1:$port/mcp")
+  if [ -n "${METRICS:-}" ]; then
+    curl -fsS "http://127.0.0.1:$admin_port/metrics" | grep -E "$METRICS" | sed "s/^/echo-ab: $label: /" >&2 || true
+  fi
   kill "$node"
   wait "$node" 2>/dev/null || true
   echo "$out" >>"runs/echo-ab.$label.log"
