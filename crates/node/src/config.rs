@@ -82,6 +82,12 @@ pub(crate) struct Config {
     #[arg(long, env = "MCP_FLEET_IDENTITY_IN_TOOLS_REVISION")]
     pub(crate) identity_in_tools_revision: bool,
 
+    /// Leave HTTP/1.1 listen streams to hyper's connection pipeline instead of writing them
+    /// straight to their sockets (the default: no per-connection buffers, no task wake-up per
+    /// delivery). For comparison and as an escape hatch.
+    #[arg(long, env = "MCP_FLEET_HTTP1_LISTEN_IN_HYPER")]
+    pub(crate) http1_listen_in_hyper: bool,
+
     /// Append an audit record (JSON lines) of every tools/call, prompts/get, resources/read
     /// and task transition to this file ("-": standard output). Bounded and non-blocking: a
     /// slow or stalled file drops records (mcp_fleet_audit_records_dropped_total), never

@@ -77,6 +77,7 @@ pub struct HandlerOptions {
     pub(crate) identity: Option<ExecutionIdentity>,
     pub(crate) audit: Option<crate::audit::AuditOptions>,
     pub(crate) identity_in_tools_revision: bool,
+    pub(crate) direct_http1_listen: bool,
 }
 
 impl Default for HandlerOptions {
@@ -116,6 +117,7 @@ impl Default for HandlerOptions {
             identity: None,
             audit: None,
             identity_in_tools_revision: false,
+            direct_http1_listen: true,
         }
     }
 }
@@ -416,6 +418,16 @@ impl HandlerOptions {
     /// the connection is closed (headers) or the request gets 408 (body). Default 30 s.
     pub fn request_read_timeout(mut self, timeout: Duration) -> Self {
         self.request_read_timeout = timeout;
+        self
+    }
+
+    /// Write HTTP/1.1 listen streams outside hyper, straight to their sockets (see
+    /// [`McpHandler::serve`](crate::McpHandler::serve)): a connection whose first request is a
+    /// `subscriptions/listen` then costs no per-connection buffers and no task wake-up per
+    /// delivery. `false` leaves every connection to hyper (as an embedding in another server
+    /// does anyway). Default `true`.
+    pub fn direct_http1_listen_streams(mut self, on: bool) -> Self {
+        self.direct_http1_listen = on;
         self
     }
 

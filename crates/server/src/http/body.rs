@@ -61,6 +61,14 @@ impl ResponseBody {
     pub(crate) fn session_stream(body: SessionStreamBody) -> Self {
         ResponseBody(Kind::SessionStream(body))
     }
+
+    /// The listen stream this body is, or the body itself when it is something else.
+    pub(crate) fn into_listen(self) -> Result<ListenBody, Self> {
+        match self.0 {
+            Kind::Listen(listen) => Ok(listen),
+            other => Err(ResponseBody(other)),
+        }
+    }
 }
 
 impl Body for ResponseBody {

@@ -1,11 +1,13 @@
 //! The HTTP side: the endpoint service (request → response), the response bodies, the
-//! DNS-rebinding guard, the hyper accept loop, and the handler as a tower/hyper `Service` for
-//! embedding (`embed`).
+//! DNS-rebinding guard, the accept loop (hyper, with HTTP/1.1 listen streams taken out of it:
+//! `h1`), and the handler as a tower/hyper `Service` for embedding (`embed`).
 
 mod body;
 mod call_body;
 mod embed;
 mod guard;
+mod h1;
+mod rewind;
 mod serve;
 mod service;
 

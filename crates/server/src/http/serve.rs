@@ -1,11 +1,13 @@
 //! Serving over TCP with hyper: HTTP/1.1 and h2c on one port, `TCP_NODELAY` and dead-peer
 //! detection on every socket, accept errors backed off, and a drain with a deadline — after it,
 //! connections still open (a client that stopped reading, say) are aborted, so a shutdown always
-//! ends. [`McpHandler::serve`] serves the MCP endpoint this way; [`serve_http`] serves any other
-//! hyper service (an admin port) the same way.
+//! ends. [`McpHandler::serve`] serves the MCP endpoint this way, its HTTP/1.1 listen streams
+//! written outside hyper (see `h1`); [`serve_http`] serves any other hyper service (an admin
+//! port) the same way.
 
 use std::convert::Infallible;
 use std::future::Future;
+use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -15,7 +17,7 @@ use hyper::body::Incoming;
 use hyper::service::service_fn;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto;
-use hyper_util::server::graceful::GracefulShutdown;
+use hyper_util::server::graceful::{GracefulShutdown, Watcher};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::task::JoinSet;
 
@@ -40,17 +42,17 @@ impl McpHandler {
         // it, or this loop sees the flag and never serves.
         self.shared.serving.send_modify(|n| *n += 1);
         if !stop.is_shutdown() {
-            let handler = self.clone();
-            let service = move |req: Request<Incoming>| {
-                let handler = handler.clone();
-                async move { Ok::<_, Infallible>(handler.handle(req).await) }
+            let (handler, builder) = (self.clone(), Arc::new(connection_builder(options)));
+            // HTTP/1.1 listen streams leave hyper here; everything else is hyper's (`h1`).
+            let connect = move |stream, peer, watcher| {
+                super::h1::serve_connection(handler.clone(), builder.clone(), stream, peer, watcher)
             };
             let stopped = stop.recv();
             // Calls still running at the deadline are answered with the drain error then
             // (`crate::drain`): their answers get a moment to leave before the abort.
             let tuning =
                 Tuning { deadline: options.shutdown_deadline + crate::drain::ANSWER_GRACE, ..Tuning::of(options) };
-            accept_loop(listener, Arc::new(connection_builder(options)), service, tuning, stopped).await;
+            accept_loop(listener, connect, tuning, stopped).await;
         }
         self.shared.serving.send_modify(|n| *n -= 1);
         Ok(())
@@ -86,7 +88,23 @@ pub async fn serve_http<S, Fut, B>(
     let mut builder = auto::Builder::new(TokioExecutor::new());
     builder.http1().timer(TokioTimer::new()).header_read_timeout(DEFAULT_TIMEOUT);
     let tuning = Tuning { dead_peer_timeout: Some(DEFAULT_TIMEOUT), deadline };
-    accept_loop(listener, Arc::new(builder), service, tuning, stop).await;
+    let builder = Arc::new(builder);
+    let connect = move |stream, peer, watcher: Watcher| {
+        let (builder, service) = (builder.clone(), service.clone());
+        async move {
+            // Every request carries its connection's peer (per-address budgets).
+            let service = move |mut req: Request<Incoming>| {
+                req.extensions_mut().insert(crate::context::ClientAddr(peer));
+                service(req)
+            };
+            let conn = builder.serve_connection_with_upgrades(TokioIo::new(stream), service_fn(service));
+            // A connection error ends that connection only.
+            if let Err(e) = watcher.watch(conn).await {
+                tracing::debug!(error = %e, "connection ended with an error");
+            }
+        }
+    };
+    accept_loop(listener, connect, tuning, stop).await;
 }
 
 /// Resolves on Ctrl-C (SIGINT) or SIGTERM, whichever comes first: what a process waits for
@@ -122,18 +140,12 @@ impl Tuning {
     }
 }
 
-/// Accept and serve until `stop`, then drain (see the module docs).
-async fn accept_loop<S, Fut, B>(
-    listener: TcpListener,
-    builder: Arc<auto::Builder<TokioExecutor>>,
-    service: S,
-    tuning: Tuning,
-    stop: impl Future<Output = ()>,
-) where
-    S: Fn(Request<Incoming>) -> Fut + Clone + Send + Sync + 'static,
-    Fut: Future<Output = Result<Response<B>, Infallible>> + Send + 'static,
-    B: http_body::Body<Data = Bytes> + Send + 'static,
-    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+/// Accept and serve until `stop` (each connection served by `connect`, in a task of its own),
+/// then drain (see the module docs).
+async fn accept_loop<C, F>(listener: TcpListener, connect: C, tuning: Tuning, stop: impl Future<Output = ()>)
+where
+    C: Fn(TcpStream, SocketAddr, Watcher) -> F,
+    F: Future<Output = ()> + Send + 'static,
 {
     let graceful = GracefulShutdown::new();
     let mut connections = JoinSet::new();
@@ -143,19 +155,7 @@ async fn accept_loop<S, Fut, B>(
             accepted = listener.accept() => match accepted {
                 Ok((stream, peer)) => {
                     tune_socket(&stream, tuning.dead_peer_timeout);
-                    let (builder, watcher, service) = (builder.clone(), graceful.watcher(), service.clone());
-                    // Every request carries its connection's peer (per-address budgets).
-                    let service = move |mut req: Request<Incoming>| {
-                        req.extensions_mut().insert(crate::context::ClientAddr(peer));
-                        service(req)
-                    };
-                    connections.spawn(async move {
-                        let conn = builder.serve_connection_with_upgrades(TokioIo::new(stream), service_fn(service));
-                        // A connection error ends that connection only.
-                        if let Err(e) = watcher.watch(conn).await {
-                            tracing::debug!(error = %e, "connection ended with an error");
-                        }
-                    });
+                    connections.spawn(connect(stream, peer, graceful.watcher()));
                 }
                 Err(e) => {
                     tracing::warn!(error = %e, "accept failed; backing off");
@@ -171,9 +171,15 @@ async fn accept_loop<S, Fut, B>(
     drain(graceful, connections, tuning.deadline).await;
 }
 
-/// Ask every connection to close gracefully; abort those still open after `deadline`.
+/// Ask every hyper connection to close gracefully and wait for every connection (listen
+/// streams written outside hyper end once the router closed them); abort those still open after
+/// `deadline`.
 async fn drain(graceful: GracefulShutdown, mut connections: JoinSet<()>, deadline: Duration) {
-    if tokio::time::timeout(deadline, graceful.shutdown()).await.is_err() {
+    let all_closed = async {
+        graceful.shutdown().await;
+        while connections.join_next().await.is_some() {}
+    };
+    if tokio::time::timeout(deadline, all_closed).await.is_err() {
         tracing::warn!(open = connections.len(), "shutdown deadline passed; aborting the connections still open");
         connections.abort_all();
     }

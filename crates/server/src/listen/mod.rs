@@ -1,10 +1,12 @@
 //! The `subscriptions/listen` path: the bus consumer and its supervisor, the intake that
 //! deduplicates events, the router that indexes open streams and turns events into
-//! notifications, the per-stream pending set, the SSE body that writes it, what the streams of a
+//! notifications, the per-stream pending set, the SSE body that writes it (or, over HTTP/1.1,
+//! the router itself, straight to the socket), what the streams of a
 //! scoped principal see of an event's place, and the health that decides whether streams are
 //! accepted at all.
 
 mod budget;
+mod direct;
 mod health;
 mod intake;
 pub(crate) mod keepalive;

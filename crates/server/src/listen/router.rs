@@ -137,6 +137,14 @@ fn follows(filter: &SubscriptionFilter, list: ListKind) -> bool {
     }
 }
 
+/// Write what was just marked on the directly written streams among `marked` (outside every
+/// registry lock: this is where the syscalls are).
+fn write_all(marked: &[Arc<Subscription>]) {
+    for sub in marked {
+        sub.flush();
+    }
+}
+
 impl ListenRouter {
     pub(crate) fn new(limits: ListenLimits, metrics: Metrics) -> Self {
         let inner = RouterInner {
@@ -258,6 +266,7 @@ impl ListenRouter {
         let reg = self.read();
         let mut marked = 0;
         let mut coalesced = 0;
+        let mut to_write = Vec::new();
         let mut offer = |scope: &Option<String>, index: &ScopeIndex| {
             let targets = match (list_of(event.kind), &uri) {
                 (Some(list), _) => Some(&index.lists[list.index()]),
@@ -267,11 +276,14 @@ impl ListenRouter {
             let Some(targets) = targets.filter(|t| !t.is_empty()) else { return };
             let frame = frames.get(scope.is_some(), &build);
             for sub in targets.values() {
-                let replaced = sub.update(|p| match (list_of(event.kind), &uri) {
+                let replaced = sub.mark(|p| match (list_of(event.kind), &uri) {
                     (Some(list), _) => p.offer_list(list, frame.clone()),
                     (None, Some(uri)) => p.offer_uri(uri.clone(), frame.clone()),
                     (None, None) => false,
                 });
+                if sub.is_direct() {
+                    to_write.push(sub.clone());
+                }
                 marked += 1;
                 coalesced += u64::from(replaced);
             }
@@ -287,6 +299,7 @@ impl ListenRouter {
             }
         }
         drop(reg);
+        write_all(&to_write);
         self.inner.metrics.events_delivered.inc();
         let age_ms = mcp_fleet_bus::now_ms().saturating_sub(event.published_at_ms);
         self.inner.metrics.event_age.observe(age_ms as f64 / 1000.0);
@@ -300,14 +313,16 @@ impl ListenRouter {
         let reg = self.read();
         let Some(subs) = reg.tasks.get(id) else { return 0 };
         let task: Arc<str> = Arc::from(id);
-        let mut marked = 0;
+        let mut marked = Vec::new();
         for sub in subs.values().filter(|s| s.principal == principal) {
-            if sub.update(|p| p.offer_task(task.clone(), frame.clone())) {
+            if sub.mark(|p| p.offer_task(task.clone(), frame.clone())) {
                 self.inner.metrics.coalesced.inc();
             }
-            marked += 1;
+            marked.push(sub.clone());
         }
-        marked
+        drop(reg);
+        write_all(&marked);
+        marked.len()
     }
 
     /// Whether a stream here follows task `id`.
@@ -343,7 +358,7 @@ impl ListenRouter {
                     (uri.clone(), frames.get(scoped, frame_of(RESOURCE_UPDATED, Some(u))))
                 })
                 .collect();
-            sub.update(|p| {
+            sub.mark(|p| {
                 for (list, frame) in lists {
                     p.offer_list(list, frame);
                 }
@@ -352,21 +367,27 @@ impl ListenRouter {
                 }
             });
         }
+        let all = reg.all.values().cloned().collect::<Vec<_>>();
+        drop(reg);
+        write_all(&all);
     }
 
     /// The periodic tick: mark every stream for a keepalive comment (written only if it has
     /// nothing else to say) when `keepalive`, and close the streams past their lifetime.
     pub(crate) fn tick(&self, keepalive: bool) {
         let now = Instant::now();
+        let mut marked = Vec::new();
         for sub in self.read().all.values() {
             let expired = sub.expires_at.is_some_and(|at| now >= at);
             if keepalive || expired {
-                sub.update(|p| {
+                sub.mark(|p| {
                     p.keepalive |= keepalive;
                     p.closing |= expired;
                 });
+                marked.push(sub.clone());
             }
         }
+        write_all(&marked);
     }
 
     /// Refuse new streams and ask every open one to write its completion result and end.
@@ -395,8 +416,11 @@ impl ListenRouter {
         let reg = self.write();
         flag.store(true, Ordering::Release);
         for sub in reg.all.values() {
-            sub.update(|p| p.closing = true);
+            sub.mark(|p| p.closing = true);
         }
+        let all = reg.all.values().cloned().collect::<Vec<_>>();
+        drop(reg);
+        write_all(&all);
     }
 
     /// Number of open streams.

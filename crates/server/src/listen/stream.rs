@@ -1,6 +1,8 @@
 //! [`ListenBody`]: the SSE response body of one listen stream.
 //!
-//! It is polled by the connection task that owns the socket — no task or channel of its own.
+//! Over h2c it is polled by the connection task that owns the socket — no task or channel of its
+//! own. Over HTTP/1.1 it leaves hyper and is written directly (see `direct`), with the same
+//! [`write_due`].
 //! Each poll writes the ack (first), then everything pending, in one buffer; when nothing is
 //! pending but a keepalive is due, a comment; when the server closes, the completion result and
 //! then the end of the stream. Dropping it (client gone) unregisters the subscription.
@@ -18,12 +20,14 @@ use super::budget::BudgetPermit;
 use super::router::ListenRouter;
 use super::subscription::Subscription;
 use crate::auth::StreamSlot;
+use crate::metrics::Metrics;
 
 /// The body of a `subscriptions/listen` response.
 pub(crate) struct ListenBody {
-    sub: Arc<Subscription>,
-    router: ListenRouter,
-    ack: Option<Vec<u8>>,
+    pub(super) sub: Arc<Subscription>,
+    pub(super) router: ListenRouter,
+    /// The ack event, until it is written.
+    pub(super) ack: Option<Vec<u8>>,
     done: bool,
     /// The principal's stream slot, released when the stream ends.
     _permit: Option<StreamSlot>,
@@ -54,21 +58,29 @@ impl ListenBody {
     /// Everything due now, in one buffer (empty when nothing is).
     fn collect(&mut self) -> Vec<u8> {
         let mut buf = self.ack.take().unwrap_or_default();
-        let mut state = self.sub.state();
-        let written = state.drain_into(&mut buf, &self.sub.id_json);
-        if buf.is_empty() && state.keepalive {
-            buf.extend_from_slice(sse::KEEPALIVE);
-        }
-        state.keepalive = false;
-        let closing = state.closing;
-        drop(state);
-        self.router.metrics().frames_written.inc_by(written as u64);
-        if closing {
-            sse::close_event(&mut buf, &self.sub.request_id, &self.sub.server_info);
-            self.done = true;
-        }
+        self.done = write_due(&self.sub, &mut buf, self.router.metrics());
         buf
     }
+}
+
+/// Append everything due on `sub` to `buf`: its pending frames, or a keepalive comment when
+/// one is due and no frame is; then, when it is closing, the completion result. Answers whether
+/// the stream closed.
+pub(super) fn write_due(sub: &Subscription, buf: &mut Vec<u8>, metrics: &Metrics) -> bool {
+    let had = buf.len();
+    let mut state = sub.state();
+    let written = state.drain_into(buf, &sub.id_json);
+    if buf.len() == had && state.keepalive {
+        buf.extend_from_slice(sse::KEEPALIVE);
+    }
+    state.keepalive = false;
+    let closing = state.closing;
+    drop(state);
+    metrics.frames_written.inc_by(written as u64);
+    if closing {
+        sse::close_event(buf, &sub.request_id, &sub.server_info);
+    }
+    closing
 }
 
 impl Body for ListenBody {

@@ -1,17 +1,20 @@
 //! [`Subscription`]: one open listen stream as the router sees it — its scope, honoured filter,
 //! stamped id, pending set and the waker of the body that writes it.
 //!
-//! Delivery is: lock the pending set (uncontended: only this stream's body and the router touch
-//! it), mark, unlock, wake. No queue, no task hop: the connection task polling the body writes
-//! everything pending in one buffer.
+//! Delivery is: lock the pending set (uncontended: only this stream's writer and the router
+//! touch it), mark, unlock, then make it written. A stream whose body hyper writes (h2c) is
+//! woken, and the connection task polling the body writes everything pending in one buffer. A
+//! stream written directly to its HTTP/1.1 socket (see `direct`) is written by whoever marked
+//! it, right then, with one `try_write`: no queue, no task hop.
 
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use tokio::time::Instant;
 
 use atomic_waker::AtomicWaker;
 use mcp_fleet_protocol::{RequestId, SubscriptionFilter};
 use serde_json::Value;
 
+use super::direct::DirectSocket;
 use super::pending::PendingSet;
 
 /// One open listen stream.
@@ -35,7 +38,10 @@ pub(crate) struct Subscription {
     /// When the router closes it gracefully (`ListenLimits::max_lifetime`).
     pub(crate) expires_at: Option<Instant>,
     state: Mutex<PendingSet>,
+    /// The waker of the body that writes it, when hyper does.
     pub(crate) waker: AtomicWaker,
+    /// Its socket, when it is written directly (set once, before anything is written).
+    pub(crate) direct: OnceLock<DirectSocket>,
 }
 
 impl Subscription {
@@ -49,7 +55,20 @@ impl Subscription {
     ) -> Self {
         let id_json = request_id.to_json().into_bytes().into_boxed_slice();
         let (state, waker) = (Mutex::new(PendingSet::new(scope.is_some())), AtomicWaker::new());
-        Subscription { key, scope, principal, filter, request_id, id_json, server_info, expires_at, state, waker }
+        let direct = OnceLock::new();
+        Subscription {
+            key,
+            scope,
+            principal,
+            filter,
+            request_id,
+            id_json,
+            server_info,
+            expires_at,
+            state,
+            waker,
+            direct,
+        }
     }
 
     /// Lock the pending set.
@@ -59,10 +78,27 @@ impl Subscription {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Change the pending set and wake the body; returns what `f` returned.
-    pub(crate) fn update<R>(&self, f: impl FnOnce(&mut PendingSet) -> R) -> R {
+    /// Change the pending set, waking the body that writes it; a directly written stream is not
+    /// written yet: the caller calls [`flush`](Self::flush) once it holds no registry lock.
+    /// Answers what `f` returned.
+    pub(crate) fn mark<R>(&self, f: impl FnOnce(&mut PendingSet) -> R) -> R {
         let r = f(&mut self.state());
-        self.waker.wake();
+        if self.direct.get().is_none() {
+            self.waker.wake();
+        }
         r
+    }
+
+    /// Whether the router writes this stream itself (after [`mark`](Self::mark)).
+    pub(crate) fn is_direct(&self) -> bool {
+        self.direct.get().is_some()
+    }
+
+    /// Write what is due on a directly written stream now, as far as its socket takes it
+    /// without waiting (the rest waits for the socket in the stream's own task).
+    pub(crate) fn flush(&self) {
+        if let Some(direct) = self.direct.get() {
+            direct.flush(self, false);
+        }
     }
 }

@@ -1,0 +1,358 @@
+//! The accept path of the MCP endpoint: a connection's first request is read here — its head
+//! with `httparse`, its body by `Content-Length` — and when it is an HTTP/1.1
+//! `subscriptions/listen`, the connection leaves hyper. Its answer's head is written here, and
+//! the stream is then written by the router straight to the socket (`crate::listen`'s `direct`):
+//! no per-connection read and write buffers, no task woken per delivery. Everything else — h2c,
+//! any other first request, anything unusual (chunked or oversized bodies, `Expect`, HTTP/1.0,
+//! bad heads) — is served by hyper over a [`Rewind`] that replays the bytes read, so hyper sees
+//! the connection as it came (and gives its own answers to what it refuses).
+//!
+//! A first request that is a listen but is answered without a stream (a refusal: 400, 401,
+//! 429…) is written here too, and the connection then goes on with hyper.
+
+use std::borrow::Cow;
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use bytes::{Bytes, BytesMut};
+use http::{HeaderName, HeaderValue, Method, Request, Uri, Version, header};
+use http_body_util::{BodyExt, Full};
+use hyper::body::Incoming;
+use hyper::service::service_fn;
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::server::conn::auto;
+use hyper_util::server::graceful::Watcher;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+use super::body::ResponseBody;
+use super::rewind::Rewind;
+use crate::context::ClientAddr;
+use crate::handler::McpHandler;
+use mcp_fleet_protocol::Method as McpMethod;
+
+/// A first request head larger than this is left to hyper (which applies its own limits).
+const MAX_HEAD: usize = 16 * 1024;
+/// Headers parsed in a first request head; one with more is left to hyper.
+const MAX_HEADERS: usize = 64;
+/// What the read buffer of a first request starts with.
+const FIRST_READ: usize = 2048;
+
+/// What a connection opened with.
+#[derive(Debug)]
+enum Opening {
+    /// An HTTP/1.1 `subscriptions/listen` POST, read whole; `rest` is what followed it.
+    Listen { request: Request<Bytes>, rest: Bytes },
+    /// Anything else: hyper serves the connection, starting with these bytes.
+    Hyper(Bytes),
+    /// The client left (or the read failed) before sending a request.
+    Closed,
+}
+
+/// Serve one accepted connection of the MCP endpoint (see the module docs).
+pub(super) async fn serve_connection(
+    handler: McpHandler,
+    builder: Arc<auto::Builder<TokioExecutor>>,
+    mut stream: TcpStream,
+    peer: SocketAddr,
+    watcher: Watcher,
+) {
+    let options = &handler.shared.options;
+    let opening = if options.direct_http1_listen {
+        let mut stop = handler.shared.shutdown.subscribe();
+        let read =
+            tokio::time::timeout(options.request_read_timeout, read_opening(&mut stream, options.max_body_bytes));
+        tokio::select! {
+            read = read => read.unwrap_or(Opening::Closed),
+            // An idle connection does not hold up a drain.
+            () = stop.recv() => Opening::Closed,
+        }
+    } else {
+        Opening::Hyper(Bytes::new())
+    };
+    match opening {
+        Opening::Closed => {}
+        Opening::Hyper(read) => serve_hyper(&handler, &builder, Rewind::new(read, stream), peer, watcher).await,
+        Opening::Listen { mut request, rest } => {
+            request.extensions_mut().insert(ClientAddr(peer));
+            let close = wants_close(request.headers());
+            let response = handler.handle(request.map(Full::new)).await;
+            let (parts, body) = response.into_parts();
+            match body.into_listen() {
+                Ok(listen) => listen.into_direct(stream, head(&parts, None)).run().await,
+                Err(body) => {
+                    if write_full(&mut stream, &parts, body).await.is_ok() && !close {
+                        serve_hyper(&handler, &builder, Rewind::new(rest, stream), peer, watcher).await;
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Hand the connection to hyper, every request carrying its peer (per-address budgets).
+async fn serve_hyper(
+    handler: &McpHandler,
+    builder: &auto::Builder<TokioExecutor>,
+    io: Rewind<TcpStream>,
+    peer: SocketAddr,
+    watcher: Watcher,
+) {
+    let handler = handler.clone();
+    let service = move |mut req: Request<Incoming>| {
+        req.extensions_mut().insert(ClientAddr(peer));
+        let handler = handler.clone();
+        async move { Ok::<_, Infallible>(handler.handle(req).await) }
+    };
+    let conn = builder.serve_connection_with_upgrades(TokioIo::new(io), service_fn(service));
+    // A connection error ends that connection only.
+    if let Err(e) = watcher.watch(conn).await {
+        tracing::debug!(error = %e, "connection ended with an error");
+    }
+}
+
+/// Read the connection's first request as far as needed to tell whether it is a listen.
+async fn read_opening(stream: &mut TcpStream, max_body: usize) -> Opening {
+    let mut buf = BytesMut::with_capacity(FIRST_READ);
+    loop {
+        match stream.read_buf(&mut buf).await {
+            Ok(0) | Err(_) => return Opening::Closed,
+            Ok(_) => {}
+        }
+        match inspect(&buf, max_body) {
+            Inspection::NeedMore => continue,
+            Inspection::Hyper => return Opening::Hyper(buf.freeze()),
+            Inspection::Post { head_len, body_len } => {
+                let end = head_len + body_len;
+                while buf.len() < end {
+                    buf.reserve(end - buf.len());
+                    match stream.read_buf(&mut buf).await {
+                        Ok(0) | Err(_) => return Opening::Closed,
+                        Ok(_) => {}
+                    }
+                }
+                if !is_listen(&buf[head_len..end]) {
+                    return Opening::Hyper(buf.freeze());
+                }
+                let mut all = buf.freeze();
+                let rest = all.split_off(end);
+                let body = all.split_off(head_len);
+                return match request(&all, body) {
+                    Some(request) => Opening::Listen { request, rest },
+                    None => {
+                        let mut whole = BytesMut::from(&all[..]);
+                        whole.extend_from_slice(&rest);
+                        Opening::Hyper(whole.freeze())
+                    }
+                };
+            }
+        }
+    }
+}
+
+/// What the bytes read so far say.
+#[derive(Debug, PartialEq, Eq)]
+enum Inspection {
+    /// Not a whole request head yet.
+    NeedMore,
+    /// Not one this path serves: hyper's.
+    Hyper,
+    /// An HTTP/1.1 POST whose head is `head_len` bytes, with a `body_len`-byte body.
+    Post { head_len: usize, body_len: usize },
+}
+
+fn inspect(buf: &[u8], max_body: usize) -> Inspection {
+    const H2_PREFACE: &[u8] = b"PRI * HTTP/2.0";
+    if buf.len() < H2_PREFACE.len() && H2_PREFACE.starts_with(buf) {
+        return Inspection::NeedMore;
+    }
+    if buf.starts_with(H2_PREFACE) {
+        return Inspection::Hyper;
+    }
+    let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
+    let mut req = httparse::Request::new(&mut headers);
+    let head_len = match req.parse(buf) {
+        Ok(httparse::Status::Complete(n)) => n,
+        Ok(httparse::Status::Partial) if buf.len() <= MAX_HEAD => return Inspection::NeedMore,
+        Ok(httparse::Status::Partial) | Err(_) => return Inspection::Hyper,
+    };
+    if req.method != Some("POST") || req.version != Some(1) {
+        return Inspection::Hyper;
+    }
+    let mut body_len = None;
+    for h in req.headers.iter() {
+        if h.name.eq_ignore_ascii_case("content-length") {
+            let len = std::str::from_utf8(h.value).ok().and_then(|v| v.trim().parse::<usize>().ok());
+            match (body_len, len) {
+                (None, Some(len)) => body_len = Some(len),
+                // Repeated or unparsable: hyper decides what that means.
+                _ => return Inspection::Hyper,
+            }
+        } else if ["transfer-encoding", "expect", "upgrade"].iter().any(|n| h.name.eq_ignore_ascii_case(n)) {
+            return Inspection::Hyper;
+        }
+    }
+    match body_len {
+        Some(body_len) if body_len <= max_body => Inspection::Post { head_len, body_len },
+        _ => Inspection::Hyper,
+    }
+}
+
+/// Whether a request body is a `subscriptions/listen` (the handler validates it for real).
+fn is_listen(body: &[u8]) -> bool {
+    #[derive(serde::Deserialize)]
+    struct Probe<'a> {
+        #[serde(borrow)]
+        method: Option<Cow<'a, str>>,
+    }
+    serde_json::from_slice::<Probe<'_>>(body)
+        .is_ok_and(|p| p.method.as_deref() == Some(McpMethod::SubscriptionsListen.as_str()))
+}
+
+/// The request `head` (complete, checked by [`inspect`]) with `body`; `None` when a part of the
+/// head is not something `http` takes (hyper then answers it).
+fn request(head: &[u8], body: Bytes) -> Option<Request<Bytes>> {
+    let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
+    let mut req = httparse::Request::new(&mut headers);
+    req.parse(head).ok()?;
+    let mut request = Request::new(body);
+    *request.method_mut() = Method::POST;
+    *request.version_mut() = Version::HTTP_11;
+    *request.uri_mut() = Uri::try_from(req.path?).ok()?;
+    let map = request.headers_mut();
+    for h in req.headers.iter() {
+        let name = HeaderName::from_bytes(h.name.as_bytes()).ok()?;
+        map.append(name, HeaderValue::from_bytes(h.value).ok()?);
+    }
+    Some(request)
+}
+
+/// Whether the client asked to close the connection after this request.
+fn wants_close(headers: &http::HeaderMap) -> bool {
+    headers
+        .get_all(header::CONNECTION)
+        .iter()
+        .any(|v| v.to_str().is_ok_and(|v| v.split(',').any(|t| t.trim().eq_ignore_ascii_case("close"))))
+}
+
+/// The response head: status line, the response's headers, `date`, and the framing —
+/// `content-length` for a body of `length` bytes, else chunked.
+fn head(parts: &http::response::Parts, length: Option<usize>) -> Vec<u8> {
+    let mut head = Vec::with_capacity(256);
+    head.extend_from_slice(b"HTTP/1.1 ");
+    head.extend_from_slice(parts.status.as_str().as_bytes());
+    head.push(b' ');
+    head.extend_from_slice(parts.status.canonical_reason().unwrap_or("").as_bytes());
+    head.extend_from_slice(b"\r\n");
+    for (name, value) in &parts.headers {
+        if name == header::CONTENT_LENGTH || name == header::TRANSFER_ENCODING {
+            continue;
+        }
+        head.extend_from_slice(name.as_str().as_bytes());
+        head.extend_from_slice(b": ");
+        head.extend_from_slice(value.as_bytes());
+        head.extend_from_slice(b"\r\n");
+    }
+    head.extend_from_slice(b"date: ");
+    head.extend_from_slice(httpdate::fmt_http_date(std::time::SystemTime::now()).as_bytes());
+    head.extend_from_slice(b"\r\n");
+    match length {
+        Some(n) => head.extend_from_slice(format!("content-length: {n}\r\n\r\n").as_bytes()),
+        None => head.extend_from_slice(b"transfer-encoding: chunked\r\n\r\n"),
+    }
+    head
+}
+
+/// Write a response that is not a stream, whole.
+async fn write_full(stream: &mut TcpStream, parts: &http::response::Parts, body: ResponseBody) -> std::io::Result<()> {
+    // Every body but a listen stream's ends; `ResponseBody` cannot fail (its error is
+    // `Infallible`).
+    let bytes = match body.collect().await {
+        Ok(collected) => collected.to_bytes(),
+        Err(never) => match never {},
+    };
+    let mut out = head(parts, Some(bytes.len()));
+    out.extend_from_slice(&bytes);
+    stream.write_all(&out).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use http::Response;
+
+    const LISTEN: &[u8] = br#"{"jsonrpc":"2.0","id":1,"method":"subscriptions/listen","params":{}}"#;
+
+    fn post(body: &[u8], extra: &str) -> Vec<u8> {
+        let mut req = format!(
+            "POST /mcp HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\n{extra}content-length: {}\r\n\r\n",
+            body.len()
+        )
+        .into_bytes();
+        req.extend_from_slice(body);
+        req
+    }
+
+    #[test]
+    fn a_listen_post_is_taken_and_everything_unusual_is_left_to_hyper() {
+        let req = post(LISTEN, "");
+        let head_len = req.len() - LISTEN.len();
+        assert_eq!(inspect(&req, 1 << 20), Inspection::Post { head_len, body_len: LISTEN.len() });
+        assert_eq!(inspect(&req[..20], 1 << 20), Inspection::NeedMore);
+        assert_eq!(inspect(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", 1 << 20), Inspection::Hyper);
+        assert_eq!(inspect(b"PRI", 1 << 20), Inspection::NeedMore);
+        assert_eq!(inspect(b"GET /mcp HTTP/1.1\r\nhost: x\r\n\r\n", 1 << 20), Inspection::Hyper);
+        assert_eq!(inspect(b"POST /mcp HTTP/1.0\r\ncontent-length: 0\r\n\r\n", 1 << 20), Inspection::Hyper);
+        assert_eq!(inspect(&post(LISTEN, "transfer-encoding: chunked\r\n"), 1 << 20), Inspection::Hyper);
+        assert_eq!(inspect(&post(LISTEN, "expect: 100-continue\r\n"), 1 << 20), Inspection::Hyper);
+        assert_eq!(inspect(&post(LISTEN, "content-length: 3\r\n"), 1 << 20), Inspection::Hyper);
+        assert_eq!(inspect(&req, 10), Inspection::Hyper, "a body over the limit: hyper answers 413");
+        assert_eq!(inspect(b"\x00\x01garbage\r\n\r\n", 1 << 20), Inspection::Hyper);
+        let huge = format!("POST /mcp HTTP/1.1\r\nx: {}", "a".repeat(MAX_HEAD + 1));
+        assert_eq!(inspect(huge.as_bytes(), 1 << 20), Inspection::Hyper);
+    }
+
+    #[test]
+    fn only_a_listen_method_is_a_listen() {
+        assert!(is_listen(LISTEN));
+        assert!(!is_listen(br#"{"jsonrpc":"2.0","id":1,"method":"tools/call"}"#));
+        assert!(!is_listen(br#"[{"method":"subscriptions/listen"}]"#));
+        assert!(!is_listen(b"not json"));
+        assert!(is_listen(br#"{"method":"subscriptions\/listen"}"#), "escapes decode");
+    }
+
+    #[test]
+    fn the_request_keeps_its_target_and_headers() {
+        let req = post(LISTEN, "authorization: Bearer t\r\n");
+        let head_len = req.len() - LISTEN.len();
+        let r = request(&req[..head_len], Bytes::copy_from_slice(LISTEN)).unwrap();
+        assert_eq!(r.uri().path(), "/mcp");
+        assert_eq!(r.headers()["authorization"], "Bearer t");
+        assert_eq!(r.headers()["content-type"], "application/json");
+        assert_eq!(r.body().as_ref(), LISTEN);
+        assert!(wants_close(
+            &"close"
+                .parse::<HeaderValue>()
+                .map(|v| {
+                    let mut m = http::HeaderMap::new();
+                    m.insert(header::CONNECTION, v);
+                    m
+                })
+                .unwrap()
+        ));
+    }
+
+    #[test]
+    fn a_head_frames_its_body() {
+        let response = Response::builder()
+            .status(200)
+            .header("content-type", "text/event-stream")
+            .header("content-length", "9")
+            .body(ResponseBody::empty())
+            .unwrap();
+        let text = String::from_utf8(head(&response.into_parts().0, None)).unwrap();
+        assert!(text.starts_with("HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ndate: "), "{text}");
+        assert!(text.ends_with("\r\ntransfer-encoding: chunked\r\n\r\n") && !text.contains("content-length"), "{text}");
+    }
+}
