@@ -272,3 +272,33 @@ async fn with_the_direct_path_off_hyper_writes_the_stream() {
     assert_eq!(stream.next_message().await.unwrap()["method"], "notifications/tools/list_changed");
     node.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_two_workers_every_one_of_a_thousand_streams_hears_every_change() {
+    // Enough streams that one change's writes are split over both worker threads.
+    let node = TestNode::start(test_server(), HandlerOptions::default()).await;
+    let body = listen_body(5, json!({"toolsListChanged": true}));
+    let mut streams = Vec::new();
+    for _ in 0..1_000 {
+        let mut stream = RawStream::open(node.addr, &body, b"", None).await;
+        stream.next_message().await.unwrap();
+        streams.push(stream);
+    }
+    assert_eq!(node.handler.open_streams(), 1_000);
+    let notify = node.handler.notify();
+    let mut versions = Vec::new();
+    for _ in 0..3 {
+        versions.push(notify.tools_changed().await.unwrap().version);
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    for stream in &mut streams {
+        // Each change once, in order (a change coalesced away would be older than the next).
+        let mut heard = Vec::new();
+        while heard.last() != Some(versions.last().unwrap()) {
+            let m = stream.next_message().await.unwrap();
+            heard.push(m["params"]["_meta"]["dev.mcp-fleet/event"]["version"].as_u64().unwrap());
+        }
+        assert!(heard.windows(2).all(|w| w[0] < w[1]), "in order: {heard:?}");
+    }
+    node.shutdown().await;
+}

@@ -1,6 +1,12 @@
 //! [`ListenRouter`]: every open listen stream on this node, indexed by scope, list type and
 //! URI, so delivering an event costs O(matching streams).
 //!
+//! The registry is sharded by stream key, each shard behind its own lock, so opening and
+//! closing streams on one worker thread does not wait for a delivery marking another shard.
+//! Delivering marks every matching stream in order (cheap: one pending-set insert each), then
+//! writes the directly written ones outside every lock — split across the runtime's worker
+//! threads when there are several, so the syscalls of one change spread over the cores.
+//!
 //! The router turns bus events into notifications: it serializes each event's frame once (once
 //! more for the streams of scoped principals, without the bus's position: see `tenant`), finds
 //! the matching subscriptions through the indexes, marks their pending sets and wakes them. It
@@ -8,7 +14,7 @@
 //! close on shutdown.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
@@ -71,6 +77,11 @@ impl ListenLimits {
 
 type Subs = HashMap<u64, Arc<Subscription>>;
 
+/// Shards of the registry (a stream lives in shard `key % SHARDS`).
+const SHARDS: usize = 16;
+/// Below this many streams to write, one thread writes them all (a task hop costs more).
+const PARALLEL_WRITES_FROM: usize = 512;
+
 #[derive(Default)]
 struct ScopeIndex {
     /// Indexed by [`ListKind::index`] (the templates slot stays empty).
@@ -94,8 +105,10 @@ pub(crate) struct ListenRouter {
 }
 
 struct RouterInner {
-    /// Read-locked to deliver, write-locked to (un)register; never held across `.await`.
-    registry: RwLock<Registry>,
+    /// Each read-locked to deliver, write-locked to (un)register; never held across `.await`.
+    shards: [RwLock<Registry>; SHARDS],
+    /// Streams registered, over every shard.
+    open: AtomicUsize,
     next_key: AtomicU64,
     /// Shutting down: refuse new streams for good.
     closing: AtomicBool,
@@ -138,17 +151,28 @@ fn follows(filter: &SubscriptionFilter, list: ListKind) -> bool {
 }
 
 /// Write what was just marked on the directly written streams among `marked` (outside every
-/// registry lock: this is where the syscalls are).
-fn write_all(marked: &[Arc<Subscription>]) {
-    for sub in marked {
-        sub.flush();
+/// registry lock: this is where the syscalls are), spread over the runtime's worker threads
+/// when there are several and enough to write.
+fn write_all(marked: Vec<Arc<Subscription>>) {
+    let workers = tokio::runtime::Handle::try_current().map_or(1, |h| h.metrics().num_workers());
+    if workers < 2 || marked.len() < PARALLEL_WRITES_FROM {
+        marked.iter().for_each(|sub| sub.flush());
+        return;
     }
+    let per_worker = marked.len().div_ceil(workers);
+    let mut parts = marked.chunks(per_worker).map(<[_]>::to_vec).collect::<Vec<_>>();
+    let here = parts.pop().unwrap_or_default();
+    for part in parts {
+        tokio::spawn(async move { part.iter().for_each(|sub| sub.flush()) });
+    }
+    here.iter().for_each(|sub| sub.flush());
 }
 
 impl ListenRouter {
     pub(crate) fn new(limits: ListenLimits, metrics: Metrics) -> Self {
         let inner = RouterInner {
-            registry: RwLock::default(),
+            shards: Default::default(),
+            open: AtomicUsize::new(0),
             next_key: AtomicU64::new(1),
             closing: AtomicBool::new(false),
             deaf: AtomicBool::new(false),
@@ -182,9 +206,9 @@ impl ListenRouter {
         let expires_at = self.inner.limits.expiry(key, Instant::now());
         let sub = Arc::new(Subscription::new(key, owner, filter, request_id, server_info, expires_at));
         {
-            let mut reg = self.write();
-            // Checked under the write lock, which `close_all` also takes to set the flag: a
-            // stream is either registered before the close (and closed by it) or refused.
+            let mut reg = self.write(key);
+            // Checked under the shard's write lock; `close_all` takes every shard's to set the
+            // flag: a stream is either registered before the close (and closed by it) or refused.
             if self.inner.closing.load(Ordering::Acquire) {
                 return Err(RpcError::internal("Server is shutting down; reconnect to another replica"));
             }
@@ -194,7 +218,8 @@ impl ListenRouter {
                     "This replica cannot receive the fleet's change events right now; reconnect to another replica",
                 ));
             }
-            if reg.all.len() >= self.inner.limits.max_streams {
+            if self.inner.open.fetch_add(1, Ordering::AcqRel) >= self.inner.limits.max_streams {
+                self.inner.open.fetch_sub(1, Ordering::AcqRel);
                 self.inner.metrics.listen_refused(ListenRefusal::NodeLimit);
                 return Err(RpcError::internal("Subscription limit reached"));
             }
@@ -219,10 +244,11 @@ impl ListenRouter {
 
     /// Remove a stream (its body was dropped: client closed, or the stream ended).
     pub(crate) fn unregister(&self, sub: &Subscription) {
-        let mut reg = self.write();
+        let mut reg = self.write(sub.key);
         if reg.all.remove(&sub.key).is_none() {
             return;
         }
+        self.inner.open.fetch_sub(1, Ordering::AcqRel);
         for task in &sub.filter.task_ids {
             if let Some(subs) = reg.tasks.get_mut(task.as_str()) {
                 subs.remove(&sub.key);
@@ -263,7 +289,6 @@ impl ListenRouter {
         let frames = Renderings::new(meta);
         let build = frame_of(method(event.kind), event.uri.as_deref());
         let uri: Option<Arc<str>> = event.uri.as_deref().map(Arc::from);
-        let reg = self.read();
         let mut marked = 0;
         let mut coalesced = 0;
         let mut to_write = Vec::new();
@@ -288,18 +313,21 @@ impl ListenRouter {
                 coalesced += u64::from(replaced);
             }
         };
-        match &event.scope {
-            // A global event reaches every scope; a scoped one only its own (tenant isolation).
-            None => reg.scopes.iter().for_each(|(scope, index)| offer(scope, index)),
-            Some(scope) => {
-                let scope = Some(scope.clone());
-                if let Some(index) = reg.scopes.get(&scope) {
-                    offer(&scope, index);
+        let scope = event.scope.clone().map(Some);
+        for shard in &self.inner.shards {
+            let reg = read(shard);
+            match &scope {
+                // A global event reaches every scope; a scoped one only its own (tenant
+                // isolation).
+                None => reg.scopes.iter().for_each(|(scope, index)| offer(scope, index)),
+                Some(scope) => {
+                    if let Some(index) = reg.scopes.get(scope) {
+                        offer(scope, index);
+                    }
                 }
             }
         }
-        drop(reg);
-        write_all(&to_write);
+        write_all(to_write);
         self.inner.metrics.events_delivered.inc();
         let age_ms = mcp_fleet_bus::now_ms().saturating_sub(event.published_at_ms);
         self.inner.metrics.event_age.observe(age_ms as f64 / 1000.0);
@@ -310,29 +338,35 @@ impl ListenRouter {
     /// Hand `frame` (a `notifications/tasks`) to the streams of `principal` that follow task
     /// `id`; returns how many were marked.
     pub(crate) fn deliver_task(&self, id: &str, principal: &str, frame: Arc<NotificationFrame>) -> usize {
-        let reg = self.read();
-        let Some(subs) = reg.tasks.get(id) else { return 0 };
         let task: Arc<str> = Arc::from(id);
         let mut marked = Vec::new();
-        for sub in subs.values().filter(|s| s.principal == principal) {
-            if sub.mark(|p| p.offer_task(task.clone(), frame.clone())) {
-                self.inner.metrics.coalesced.inc();
+        for shard in &self.inner.shards {
+            let reg = read(shard);
+            let Some(subs) = reg.tasks.get(id) else { continue };
+            for sub in subs.values().filter(|s| s.principal == principal) {
+                if sub.mark(|p| p.offer_task(task.clone(), frame.clone())) {
+                    self.inner.metrics.coalesced.inc();
+                }
+                marked.push(sub.clone());
             }
-            marked.push(sub.clone());
         }
-        drop(reg);
-        write_all(&marked);
-        marked.len()
+        let count = marked.len();
+        write_all(marked);
+        count
     }
 
     /// Whether a stream here follows task `id`.
     pub(crate) fn follows_task(&self, id: &str) -> bool {
-        self.read().tasks.contains_key(id)
+        self.inner.shards.iter().any(|shard| read(shard).tasks.contains_key(id))
     }
 
     /// Every task a stream here follows.
     pub(crate) fn followed_tasks(&self) -> Vec<String> {
-        self.read().tasks.keys().map(|id| id.to_string()).collect()
+        let mut ids = std::collections::BTreeSet::new();
+        for shard in &self.inner.shards {
+            ids.extend(read(shard).tasks.keys().map(|id| id.to_string()));
+        }
+        ids.into_iter().collect()
     }
 
     /// After a bus gap: every stream gets a notification for every type and URI it follows,
@@ -341,8 +375,11 @@ impl ListenRouter {
     pub(crate) fn invalidate_all(&self, meta: &Value) {
         let lists = ListKind::ANNOUNCED.map(|list| (list, Renderings::new(meta)));
         let mut uri_frames: HashMap<&str, (Arc<str>, Renderings<'_, Arc<NotificationFrame>>)> = HashMap::new();
-        let reg = self.read();
-        for sub in reg.all.values() {
+        let mut all = Vec::with_capacity(self.open_streams());
+        for shard in &self.inner.shards {
+            all.extend(read(shard).all.values().cloned());
+        }
+        for sub in &all {
             let scoped = sub.scope.is_some();
             let followed = lists.iter().filter(|(list, _)| follows(&sub.filter, *list));
             let lists: Vec<_> = followed
@@ -367,9 +404,7 @@ impl ListenRouter {
                 }
             });
         }
-        let all = reg.all.values().cloned().collect::<Vec<_>>();
-        drop(reg);
-        write_all(&all);
+        write_all(all);
     }
 
     /// The periodic tick: mark every stream for a keepalive comment (written only if it has
@@ -377,17 +412,19 @@ impl ListenRouter {
     pub(crate) fn tick(&self, keepalive: bool) {
         let now = Instant::now();
         let mut marked = Vec::new();
-        for sub in self.read().all.values() {
-            let expired = sub.expires_at.is_some_and(|at| now >= at);
-            if keepalive || expired {
-                sub.mark(|p| {
-                    p.keepalive |= keepalive;
-                    p.closing |= expired;
-                });
-                marked.push(sub.clone());
+        for shard in &self.inner.shards {
+            for sub in read(shard).all.values() {
+                let expired = sub.expires_at.is_some_and(|at| now >= at);
+                if keepalive || expired {
+                    sub.mark(|p| {
+                        p.keepalive |= keepalive;
+                        p.closing |= expired;
+                    });
+                    marked.push(sub.clone());
+                }
             }
         }
-        write_all(&marked);
+        write_all(marked);
     }
 
     /// Refuse new streams and ask every open one to write its completion result and end.
@@ -410,35 +447,41 @@ impl ListenRouter {
         }
     }
 
-    /// Set `flag` under the registry write lock — which `register` also takes to check it, so a
-    /// stream is either registered before (and closed here) or refused — and close every stream.
+    /// Set `flag` under every shard's write lock — `register` takes its shard's to check it, so
+    /// a stream is either registered before (and closed here) or refused — and close every
+    /// stream.
     fn refuse_and_close(&self, flag: &AtomicBool) {
-        let reg = self.write();
+        let shards = self.inner.shards.iter().map(write).collect::<Vec<_>>();
         flag.store(true, Ordering::Release);
-        for sub in reg.all.values() {
+        let all = shards.iter().flat_map(|reg| reg.all.values().cloned()).collect::<Vec<_>>();
+        drop(shards);
+        for sub in &all {
             sub.mark(|p| p.closing = true);
         }
-        let all = reg.all.values().cloned().collect::<Vec<_>>();
-        drop(reg);
-        write_all(&all);
+        write_all(all);
     }
 
     /// Number of open streams.
     pub(crate) fn open_streams(&self) -> usize {
-        self.read().all.len()
+        self.inner.open.load(Ordering::Acquire)
     }
 
     pub(crate) fn metrics(&self) -> &Metrics {
         &self.inner.metrics
     }
 
-    fn read(&self) -> std::sync::RwLockReadGuard<'_, Registry> {
-        // Registry updates are single map operations; a panic cannot leave it half-updated in
-        // a way that matters more than losing the server, so use it even if poisoned.
-        self.inner.registry.read().unwrap_or_else(|p| p.into_inner())
+    /// The shard of stream `key`, write-locked.
+    fn write(&self, key: u64) -> std::sync::RwLockWriteGuard<'_, Registry> {
+        write(&self.inner.shards[(key % SHARDS as u64) as usize])
     }
+}
 
-    fn write(&self) -> std::sync::RwLockWriteGuard<'_, Registry> {
-        self.inner.registry.write().unwrap_or_else(|p| p.into_inner())
-    }
+fn read(shard: &RwLock<Registry>) -> std::sync::RwLockReadGuard<'_, Registry> {
+    // Registry updates are single map operations; a panic cannot leave it half-updated in a way
+    // that matters more than losing the server, so use it even if poisoned.
+    shard.read().unwrap_or_else(|p| p.into_inner())
+}
+
+fn write(shard: &RwLock<Registry>) -> std::sync::RwLockWriteGuard<'_, Registry> {
+    shard.write().unwrap_or_else(|p| p.into_inner())
 }
