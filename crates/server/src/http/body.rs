@@ -62,13 +62,23 @@ impl ResponseBody {
         ResponseBody(Kind::SessionStream(body))
     }
 
-    /// The listen stream this body is, or the body itself when it is something else.
-    pub(crate) fn into_listen(self) -> Result<ListenBody, Self> {
+    /// The never-ending stream this body is, or the body itself when it is something else.
+    pub(crate) fn into_endless(self) -> Result<EndlessBody, Self> {
         match self.0 {
-            Kind::Listen(listen) => Ok(listen),
+            Kind::Listen(listen) => Ok(EndlessBody::Listen(listen)),
+            Kind::SessionStream(body) => Ok(EndlessBody::Session(body)),
             other => Err(ResponseBody(other)),
         }
     }
+}
+
+/// A body that ends only when the server or the client ends it: what `h1` writes outside hyper.
+#[derive(Debug)]
+pub(crate) enum EndlessBody {
+    /// A `subscriptions/listen` stream.
+    Listen(ListenBody),
+    /// A 2025-era session's GET stream.
+    Session(SessionStreamBody),
 }
 
 impl Body for ResponseBody {

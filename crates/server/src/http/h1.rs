@@ -1,14 +1,15 @@
 //! The accept path of the MCP endpoint: a connection's first request is read here — its head
 //! with `httparse`, its body by `Content-Length` — and when it is an HTTP/1.1
-//! `subscriptions/listen`, the connection leaves hyper. Its answer's head is written here, and
-//! the stream is then written by the router straight to the socket (`crate::listen`'s `direct`):
-//! no per-connection read and write buffers, no task woken per delivery. Everything else — h2c,
-//! any other first request, anything unusual (chunked or oversized bodies, `Expect`, HTTP/1.0,
-//! bad heads) — is served by hyper over a [`Rewind`] that replays the bytes read, so hyper sees
-//! the connection as it came (and gives its own answers to what it refuses).
+//! `subscriptions/listen` POST or a GET (a 2025-era session's stream), the connection leaves
+//! hyper. Its answer's head is written here, and the stream is then written by whoever marks it
+//! straight to the socket (see `direct`): no per-connection read and write buffers, no task
+//! woken per delivery. Everything else — h2c, any other first request, anything unusual
+//! (chunked or oversized bodies, `Expect`, `Upgrade`, HTTP/1.0, bad heads) — is served by hyper
+//! over a [`Rewind`] that replays the bytes read, so hyper sees the connection as it came (and
+//! gives its own answers to what it refuses).
 //!
-//! A first request that is a listen but is answered without a stream (a refusal: 400, 401,
-//! 429…) is written here too, and the connection then goes on with hyper.
+//! A first request taken here but answered without a stream (a refusal: 400, 401, 404, 429…)
+//! is written here too, and the connection then goes on with hyper.
 
 use std::borrow::Cow;
 use std::convert::Infallible;
@@ -26,7 +27,7 @@ use hyper_util::server::graceful::Watcher;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
-use super::body::ResponseBody;
+use super::body::{EndlessBody, ResponseBody};
 use super::rewind::Rewind;
 use crate::context::ClientAddr;
 use crate::handler::McpHandler;
@@ -42,8 +43,8 @@ const FIRST_READ: usize = 2048;
 /// What a connection opened with.
 #[derive(Debug)]
 enum Opening {
-    /// An HTTP/1.1 `subscriptions/listen` POST, read whole; `rest` is what followed it.
-    Listen { request: Request<Bytes>, rest: Bytes },
+    /// An HTTP/1.1 `subscriptions/listen` POST or GET, read whole; `rest` is what followed it.
+    Stream { request: Request<Bytes>, rest: Bytes },
     /// Anything else: hyper serves the connection, starting with these bytes.
     Hyper(Bytes),
     /// The client left (or the read failed) before sending a request.
@@ -74,13 +75,14 @@ pub(super) async fn serve_connection(
     match opening {
         Opening::Closed => {}
         Opening::Hyper(read) => serve_hyper(&handler, &builder, Rewind::new(read, stream), peer, watcher).await,
-        Opening::Listen { mut request, rest } => {
+        Opening::Stream { mut request, rest } => {
             request.extensions_mut().insert(ClientAddr(peer));
             let close = wants_close(request.headers());
             let response = handler.handle(request.map(Full::new)).await;
             let (parts, body) = response.into_parts();
-            match body.into_listen() {
-                Ok(listen) => listen.into_direct(stream, head(&parts, None)).run().await,
+            match body.into_endless() {
+                Ok(EndlessBody::Listen(listen)) => listen.into_direct(stream, head(&parts, None)).run().await,
+                Ok(EndlessBody::Session(session)) => session.into_direct(stream, head(&parts, None)).run().await,
                 Err(body) => {
                     if write_full(&mut stream, &parts, body).await.is_ok() && !close {
                         serve_hyper(&handler, &builder, Rewind::new(rest, stream), peer, watcher).await;
@@ -123,7 +125,7 @@ async fn read_opening(stream: &mut TcpStream, max_body: usize) -> Opening {
         match inspect(&buf, max_body) {
             Inspection::NeedMore => continue,
             Inspection::Hyper => return Opening::Hyper(buf.freeze()),
-            Inspection::Post { head_len, body_len } => {
+            Inspection::Request { head_len, body_len, get } => {
                 let end = head_len + body_len;
                 while buf.len() < end {
                     buf.reserve(end - buf.len());
@@ -132,14 +134,14 @@ async fn read_opening(stream: &mut TcpStream, max_body: usize) -> Opening {
                         Ok(_) => {}
                     }
                 }
-                if !is_listen(&buf[head_len..end]) {
+                if !get && !is_listen(&buf[head_len..end]) {
                     return Opening::Hyper(buf.freeze());
                 }
                 let mut all = buf.freeze();
                 let rest = all.split_off(end);
                 let body = all.split_off(head_len);
                 return match request(&all, body) {
-                    Some(request) => Opening::Listen { request, rest },
+                    Some(request) => Opening::Stream { request, rest },
                     None => {
                         let mut whole = BytesMut::from(&all[..]);
                         whole.extend_from_slice(&rest);
@@ -158,8 +160,8 @@ enum Inspection {
     NeedMore,
     /// Not one this path serves: hyper's.
     Hyper,
-    /// An HTTP/1.1 POST whose head is `head_len` bytes, with a `body_len`-byte body.
-    Post { head_len: usize, body_len: usize },
+    /// An HTTP/1.1 POST or GET whose head is `head_len` bytes, with a `body_len`-byte body.
+    Request { head_len: usize, body_len: usize, get: bool },
 }
 
 fn inspect(buf: &[u8], max_body: usize) -> Inspection {
@@ -177,9 +179,11 @@ fn inspect(buf: &[u8], max_body: usize) -> Inspection {
         Ok(httparse::Status::Partial) if buf.len() <= MAX_HEAD => return Inspection::NeedMore,
         Ok(httparse::Status::Partial) | Err(_) => return Inspection::Hyper,
     };
-    if req.method != Some("POST") || req.version != Some(1) {
-        return Inspection::Hyper;
-    }
+    let get = match (req.method, req.version) {
+        (Some("POST"), Some(1)) => false,
+        (Some("GET"), Some(1)) => true,
+        _ => return Inspection::Hyper,
+    };
     let mut body_len = None;
     for h in req.headers.iter() {
         if h.name.eq_ignore_ascii_case("content-length") {
@@ -193,8 +197,9 @@ fn inspect(buf: &[u8], max_body: usize) -> Inspection {
             return Inspection::Hyper;
         }
     }
-    match body_len {
-        Some(body_len) if body_len <= max_body => Inspection::Post { head_len, body_len },
+    match (body_len, get) {
+        (None | Some(0), true) => Inspection::Request { head_len, body_len: 0, get },
+        (Some(body_len), false) if body_len <= max_body => Inspection::Request { head_len, body_len, get },
         _ => Inspection::Hyper,
     }
 }
@@ -217,7 +222,7 @@ fn request(head: &[u8], body: Bytes) -> Option<Request<Bytes>> {
     let mut req = httparse::Request::new(&mut headers);
     req.parse(head).ok()?;
     let mut request = Request::new(body);
-    *request.method_mut() = Method::POST;
+    *request.method_mut() = Method::from_bytes(req.method?.as_bytes()).ok()?;
     *request.version_mut() = Version::HTTP_11;
     *request.uri_mut() = Uri::try_from(req.path?).ok()?;
     let map = request.headers_mut();
@@ -298,11 +303,14 @@ mod tests {
     fn a_listen_post_is_taken_and_everything_unusual_is_left_to_hyper() {
         let req = post(LISTEN, "");
         let head_len = req.len() - LISTEN.len();
-        assert_eq!(inspect(&req, 1 << 20), Inspection::Post { head_len, body_len: LISTEN.len() });
+        assert_eq!(inspect(&req, 1 << 20), Inspection::Request { head_len, body_len: LISTEN.len(), get: false });
+        let get = b"GET /mcp HTTP/1.1\r\nhost: x\r\n\r\n";
+        assert_eq!(inspect(get, 1 << 20), Inspection::Request { head_len: get.len(), body_len: 0, get: true });
+        assert_eq!(inspect(b"GET /mcp HTTP/1.1\r\ncontent-length: 2\r\n\r\n{}", 1 << 20), Inspection::Hyper);
+        assert_eq!(inspect(b"DELETE /mcp HTTP/1.1\r\nhost: x\r\n\r\n", 1 << 20), Inspection::Hyper);
         assert_eq!(inspect(&req[..20], 1 << 20), Inspection::NeedMore);
         assert_eq!(inspect(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", 1 << 20), Inspection::Hyper);
         assert_eq!(inspect(b"PRI", 1 << 20), Inspection::NeedMore);
-        assert_eq!(inspect(b"GET /mcp HTTP/1.1\r\nhost: x\r\n\r\n", 1 << 20), Inspection::Hyper);
         assert_eq!(inspect(b"POST /mcp HTTP/1.0\r\ncontent-length: 0\r\n\r\n", 1 << 20), Inspection::Hyper);
         assert_eq!(inspect(&post(LISTEN, "transfer-encoding: chunked\r\n"), 1 << 20), Inspection::Hyper);
         assert_eq!(inspect(&post(LISTEN, "expect: 100-continue\r\n"), 1 << 20), Inspection::Hyper);

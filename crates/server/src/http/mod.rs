@@ -1,9 +1,10 @@
 //! The HTTP side: the endpoint service (request → response), the response bodies, the
-//! DNS-rebinding guard, the accept loop (hyper, with HTTP/1.1 listen streams taken out of it:
-//! `h1`), and the handler as a tower/hyper `Service` for embedding (`embed`).
+//! DNS-rebinding guard, the accept loop (hyper, with HTTP/1.1 listen and GET streams taken out of
+//! it: `h1`, written by `direct`), and the handler as a tower/hyper `Service` for embedding (`embed`).
 
 mod body;
 mod call_body;
+mod direct;
 mod embed;
 mod guard;
 mod h1;
@@ -14,6 +15,7 @@ mod service;
 pub use body::ResponseBody;
 pub use serve::{serve_http, shutdown_signal};
 
+pub(crate) use direct::DirectSocket;
 pub(crate) use service::{accepts, error_response, json as json_response, sse_response, status_only};
 
 #[cfg(test)]

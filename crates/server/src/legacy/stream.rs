@@ -28,7 +28,7 @@ use std::convert::Infallible;
 use std::io::Write as _;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError, RwLock};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError, RwLock};
 use std::task::{Context, Poll};
 
 use atomic_waker::AtomicWaker;
@@ -41,11 +41,13 @@ use mcp_fleet_protocol::methods::RESOURCE_UPDATED;
 use mcp_fleet_protocol::state::StateSigner;
 use mcp_fleet_protocol::{ListKind, jsonrpc::encode_notification, sse};
 use serde_json::{Value, json};
+use tokio::net::TcpStream;
 
 use super::calls::RunningCalls;
 use super::event_id::EventIds;
 use super::history::{History, Position};
 use super::relay::Wakeups;
+use crate::http::DirectSocket;
 use crate::listen::{Renderings, tenant_meta};
 use crate::metrics::{Metrics, ReasonLabel};
 
@@ -132,7 +134,10 @@ pub(crate) struct SessionStream {
     session: String,
     scope: Option<String>,
     pending: Mutex<Pending>,
+    /// The waker of the body that writes it, when hyper does.
     waker: AtomicWaker,
+    /// Its socket, when it is written directly (HTTP/1.1; set once, before anything is written).
+    direct: OnceLock<DirectSocket>,
 }
 
 impl SessionStream {
@@ -141,9 +146,14 @@ impl SessionStream {
         self.pending.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    fn update(&self, change: impl FnOnce(&mut Pending)) {
+    /// Change the pending set, then have it written: wake the body hyper polls, or write it to
+    /// the socket now (under the registry's read lock: GET streams are few next to listen ones).
+    fn update(&self, streams: &SessionStreams, change: impl FnOnce(&mut Pending)) {
         change(&mut self.state());
-        self.waker.wake();
+        match self.direct.get() {
+            Some(direct) => direct.flush(|buf| streams.write_due(self, buf), false),
+            None => self.waker.wake(),
+        }
     }
 
     /// Whether an event in `scope` reaches this stream (global events reach everyone).
@@ -261,6 +271,7 @@ impl SessionStreams {
             scope,
             pending: Mutex::new(pending),
             waker: AtomicWaker::new(),
+            direct: OnceLock::new(),
         });
         {
             let mut streams = self.write();
@@ -269,7 +280,7 @@ impl SessionStreams {
             }
             let mut replaced = 0;
             for old in streams.values().filter(|s| s.session == session) {
-                old.update(|p| p.closing = true);
+                old.update(self, |p| p.closing = true);
                 replaced += 1;
             }
             if streams.len() - replaced >= self.inner.max_streams {
@@ -304,7 +315,7 @@ impl SessionStreams {
             }
             (EventKind::SessionChanged, Some(change), uri) => {
                 for stream in streams.values().filter(|s| s.session == change.session) {
-                    stream.update(|p| match (change.op, uri) {
+                    stream.update(self, |p| match (change.op, uri) {
                         (SessionOp::Subscribe, Some(uri)) => {
                             p.subscriptions.insert(uri.clone());
                         }
@@ -319,13 +330,12 @@ impl SessionStreams {
             }
             (EventKind::ResourceUpdated, _, Some(uri)) => {
                 for stream in streams.values().filter(|s| s.hears(scope)) {
-                    let mut state = stream.state();
-                    if state.subscriptions.contains(uri) {
+                    if stream.state().subscriptions.contains(uri) {
                         let update = frames.get(stream.is_scoped(), |m| notification(RESOURCE_UPDATED, Some(uri), m));
-                        state.uris.insert(uri.clone(), update);
-                        state.advance(position);
-                        drop(state);
-                        stream.waker.wake();
+                        stream.update(self, |p| {
+                            p.uris.insert(uri.clone(), update);
+                            p.advance(position);
+                        });
                     }
                 }
             }
@@ -336,7 +346,7 @@ impl SessionStreams {
                 let method = ListKind::ANNOUNCED[slot].list_changed();
                 for stream in streams.values().filter(|s| s.hears(scope)) {
                     let changed = frames.get(stream.is_scoped(), |m| notification(method, None, m));
-                    stream.update(|p| {
+                    stream.update(self, |p| {
                         p.lists[slot] = Some(changed);
                         p.advance(position);
                     });
@@ -364,14 +374,14 @@ impl SessionStreams {
         for stream in self.read().values() {
             let scoped = stream.is_scoped();
             let frames = lists.get(scoped, gap_frames);
-            stream.update(|p| p.invalidate(&frames, if scoped { &tenant } else { meta }));
+            stream.update(self, |p| p.invalidate(&frames, if scoped { &tenant } else { meta }));
         }
     }
 
     /// Mark every stream for a keepalive comment (written only if it has nothing else to say).
     pub(crate) fn tick(&self) {
         for stream in self.read().values() {
-            stream.update(|p| p.keepalive = true);
+            stream.update(self, |p| p.keepalive = true);
         }
     }
 
@@ -383,7 +393,7 @@ impl SessionStreams {
     /// End the streams of `session` (it ended or expired).
     pub(crate) fn close_session(&self, session: &str) {
         for stream in self.read().values().filter(|s| s.session == session) {
-            stream.update(|p| p.closing = true);
+            stream.update(self, |p| p.closing = true);
         }
     }
 
@@ -392,13 +402,30 @@ impl SessionStreams {
         let streams = self.write();
         self.inner.closing.store(true, Ordering::Release);
         for stream in streams.values() {
-            stream.update(|p| p.closing = true);
+            stream.update(self, |p| p.closing = true);
         }
     }
 
     /// Open GET streams.
     pub(crate) fn open_streams(&self) -> usize {
         self.read().len()
+    }
+
+    /// Append everything due on `stream` to `buf`: its pending notifications (after the priming
+    /// event, first time), or a keepalive comment when one is due and nothing else is. Answers
+    /// whether the stream ends (it closes with nothing more).
+    fn write_due(&self, stream: &SessionStream, buf: &mut Vec<u8>) -> bool {
+        let had = buf.len();
+        let mut state = stream.state();
+        let written = state.drain_into(buf, |at| self.inner.ids.write(at, stream.scope.as_deref()));
+        if buf.len() == had && state.keepalive {
+            buf.extend_from_slice(sse::KEEPALIVE);
+        }
+        state.keepalive = false;
+        let closing = state.closing;
+        drop(state);
+        self.inner.metrics.legacy.frames_written.inc_by(written as u64);
+        closing
     }
 
     fn unregister(&self, stream: &SessionStream) {
@@ -431,6 +458,35 @@ impl std::fmt::Debug for SessionStreamBody {
     }
 }
 
+impl SessionStreamBody {
+    /// Write this stream straight to `socket` (see [`DirectSocket`]), starting with `head` (the
+    /// response head, which must announce a chunked body); run it with
+    /// [`DirectSessionStream::run`].
+    pub(crate) fn into_direct(self, socket: TcpStream, head: Vec<u8>) -> DirectSessionStream {
+        // Invariant: only this consuming call sets it, once per stream.
+        let _ = self.stream.direct.set(DirectSocket::new(socket, head, b""));
+        DirectSessionStream { body: self }
+    }
+}
+
+/// A GET stream taken out of hyper.
+#[derive(Debug)]
+pub(crate) struct DirectSessionStream {
+    /// Holds the stream (whose socket it is) and unregisters it when dropped.
+    body: SessionStreamBody,
+}
+
+impl DirectSessionStream {
+    /// Write the head, then everything due from now on, until the stream ends (the last chunk
+    /// written) or the client goes away.
+    pub(crate) async fn run(self) {
+        let (stream, streams) = (&self.body.stream, &self.body.streams);
+        if let Some(direct) = stream.direct.get() {
+            direct.run(|buf| streams.write_due(stream, buf)).await;
+        }
+    }
+}
+
 impl Body for SessionStreamBody {
     type Data = Bytes;
     type Error = Infallible;
@@ -442,15 +498,7 @@ impl Body for SessionStreamBody {
         // Register before looking, so a delivery racing with this poll still wakes us.
         self.stream.waker.register(cx.waker());
         let mut buf = Vec::new();
-        let mut state = self.stream.state();
-        let written = state.drain_into(&mut buf, |at| self.streams.inner.ids.write(at, self.stream.scope.as_deref()));
-        if buf.is_empty() && state.keepalive {
-            buf.extend_from_slice(sse::KEEPALIVE);
-        }
-        state.keepalive = false;
-        let closing = state.closing;
-        drop(state);
-        self.streams.inner.metrics.legacy.frames_written.inc_by(written as u64);
+        let closing = self.streams.write_due(&self.stream, &mut buf);
         if closing {
             self.done = true;
         }

@@ -6,7 +6,6 @@
 //! accepted at all.
 
 mod budget;
-mod direct;
 mod health;
 mod intake;
 pub(crate) mod keepalive;

@@ -153,19 +153,20 @@ fn follows(filter: &SubscriptionFilter, list: ListKind) -> bool {
 /// Write what was just marked on the directly written streams among `marked` (outside every
 /// registry lock: this is where the syscalls are), spread over the runtime's worker threads
 /// when there are several and enough to write.
-fn write_all(marked: Vec<Arc<Subscription>>) {
+fn write_all(marked: Vec<Arc<Subscription>>, metrics: &Metrics) {
     let workers = tokio::runtime::Handle::try_current().map_or(1, |h| h.metrics().num_workers());
     if workers < 2 || marked.len() < PARALLEL_WRITES_FROM {
-        marked.iter().for_each(|sub| sub.flush());
+        marked.iter().for_each(|sub| sub.flush(metrics));
         return;
     }
     let per_worker = marked.len().div_ceil(workers);
     let mut parts = marked.chunks(per_worker).map(<[_]>::to_vec).collect::<Vec<_>>();
     let here = parts.pop().unwrap_or_default();
     for part in parts {
-        tokio::spawn(async move { part.iter().for_each(|sub| sub.flush()) });
+        let metrics = metrics.clone();
+        tokio::spawn(async move { part.iter().for_each(|sub| sub.flush(&metrics)) });
     }
-    here.iter().for_each(|sub| sub.flush());
+    here.iter().for_each(|sub| sub.flush(metrics));
 }
 
 impl ListenRouter {
@@ -327,7 +328,7 @@ impl ListenRouter {
                 }
             }
         }
-        write_all(to_write);
+        write_all(to_write, &self.inner.metrics);
         self.inner.metrics.events_delivered.inc();
         let age_ms = mcp_fleet_bus::now_ms().saturating_sub(event.published_at_ms);
         self.inner.metrics.event_age.observe(age_ms as f64 / 1000.0);
@@ -351,7 +352,7 @@ impl ListenRouter {
             }
         }
         let count = marked.len();
-        write_all(marked);
+        write_all(marked, &self.inner.metrics);
         count
     }
 
@@ -404,7 +405,7 @@ impl ListenRouter {
                 }
             });
         }
-        write_all(all);
+        write_all(all, &self.inner.metrics);
     }
 
     /// The periodic tick: mark every stream for a keepalive comment (written only if it has
@@ -424,7 +425,7 @@ impl ListenRouter {
                 }
             }
         }
-        write_all(marked);
+        write_all(marked, &self.inner.metrics);
     }
 
     /// Refuse new streams and ask every open one to write its completion result and end.
@@ -458,7 +459,7 @@ impl ListenRouter {
         for sub in &all {
             sub.mark(|p| p.closing = true);
         }
-        write_all(all);
+        write_all(all, &self.inner.metrics);
     }
 
     /// Number of open streams.

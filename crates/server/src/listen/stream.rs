@@ -16,18 +16,21 @@ use bytes::Bytes;
 use http_body::{Body, Frame, SizeHint};
 use mcp_fleet_protocol::sse;
 
+use tokio::net::TcpStream;
+
 use super::budget::BudgetPermit;
 use super::router::ListenRouter;
 use super::subscription::Subscription;
 use crate::auth::StreamSlot;
+use crate::http::DirectSocket;
 use crate::metrics::Metrics;
 
 /// The body of a `subscriptions/listen` response.
 pub(crate) struct ListenBody {
-    pub(super) sub: Arc<Subscription>,
-    pub(super) router: ListenRouter,
+    sub: Arc<Subscription>,
+    router: ListenRouter,
     /// The ack event, until it is written.
-    pub(super) ack: Option<Vec<u8>>,
+    ack: Option<Vec<u8>>,
     done: bool,
     /// The principal's stream slot, released when the stream ends.
     _permit: Option<StreamSlot>,
@@ -81,6 +84,36 @@ pub(super) fn write_due(sub: &Subscription, buf: &mut Vec<u8>, metrics: &Metrics
         sse::close_event(buf, &sub.request_id, &sub.server_info);
     }
     closing
+}
+
+/// A listen stream taken out of hyper (see [`DirectSocket`]): run it to its end with
+/// [`DirectListen::run`].
+#[derive(Debug)]
+pub(crate) struct DirectListen {
+    /// Holds the subscription (whose socket it is), its permits, and unregisters it when dropped.
+    body: ListenBody,
+}
+
+impl ListenBody {
+    /// Write this stream straight to `socket`, starting with `head` (the response head, which
+    /// must announce a chunked body) and the ack.
+    pub(crate) fn into_direct(mut self, socket: TcpStream, head: Vec<u8>) -> DirectListen {
+        let ack = self.ack.take().unwrap_or_default();
+        // Invariant: only this consuming call sets it, once per subscription.
+        let _ = self.sub.direct.set(DirectSocket::new(socket, head, &ack));
+        DirectListen { body: self }
+    }
+}
+
+impl DirectListen {
+    /// Write the head and the ack, then everything marked from now on, until the stream
+    /// closes (completion result and last chunk written) or the client goes away.
+    pub(crate) async fn run(self) {
+        let (sub, metrics) = (&self.body.sub, self.body.router.metrics());
+        if let Some(direct) = sub.direct.get() {
+            direct.run(|buf| write_due(sub, buf, metrics)).await;
+        }
+    }
 }
 
 impl Body for ListenBody {

@@ -14,8 +14,10 @@ use atomic_waker::AtomicWaker;
 use mcp_fleet_protocol::{RequestId, SubscriptionFilter};
 use serde_json::Value;
 
-use super::direct::DirectSocket;
 use super::pending::PendingSet;
+use super::stream::write_due;
+use crate::http::DirectSocket;
+use crate::metrics::Metrics;
 
 /// One open listen stream.
 #[derive(Debug)]
@@ -96,9 +98,9 @@ impl Subscription {
 
     /// Write what is due on a directly written stream now, as far as its socket takes it
     /// without waiting (the rest waits for the socket in the stream's own task).
-    pub(crate) fn flush(&self) {
+    pub(crate) fn flush(&self, metrics: &Metrics) {
         if let Some(direct) = self.direct.get() {
-            direct.flush(self, false);
+            direct.flush(|buf| write_due(self, buf, metrics), false);
         }
     }
 }

@@ -1,8 +1,8 @@
-//! HTTP/1.1 listen streams written outside hyper, seen from a raw socket: the head and the
-//! chunked framing byte for byte, keepalives, the completion result and the last chunk on
-//! close, a client that goes away, a client that stops reading (coalesced, then the newest
-//! change), bytes sent after the request, and a refused listen after which the connection
-//! goes on with hyper.
+//! HTTP/1.1 listen streams and 2025-era GET streams written outside hyper, seen from a raw
+//! socket: the head and the chunked framing byte for byte, keepalives, the completion result
+//! and the last chunk on close, a client that goes away, a client that stops reading
+//! (coalesced, then the newest change), bytes sent after the request, a refused listen after
+//! which the connection goes on with hyper, and a thousand streams written by two workers.
 
 use std::collections::VecDeque;
 use std::net::SocketAddr;
@@ -11,6 +11,7 @@ use std::time::Duration;
 use mcp_fleet_bus::testing::eventually;
 use mcp_fleet_protocol::sse::{SseDecoder, SseEvent};
 use mcp_fleet_server::HandlerOptions;
+use mcp_fleet_tests::legacy::{LegacySession, VERSION};
 use mcp_fleet_tests::{McpClient, TestNode, request, test_server};
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -69,10 +70,15 @@ async fn read_head(tcp: &mut TcpStream, buf: &mut Vec<u8>) -> String {
 
 impl RawStream {
     async fn open(addr: SocketAddr, body: &Value, extra: &[u8], recv_buffer: Option<u32>) -> RawStream {
-        let mut tcp = connect(addr, recv_buffer).await;
         let mut bytes = http_request(body);
         bytes.extend_from_slice(extra);
-        tcp.write_all(&bytes).await.unwrap();
+        Self::send(addr, &bytes, recv_buffer).await
+    }
+
+    /// Send `request` on a new connection and read the response head.
+    async fn send(addr: SocketAddr, request: &[u8], recv_buffer: Option<u32>) -> RawStream {
+        let mut tcp = connect(addr, recv_buffer).await;
+        tcp.write_all(request).await.unwrap();
         let mut buf = Vec::new();
         let head = read_head(&mut tcp, &mut buf).await;
         RawStream { tcp, buf, head, sse: SseDecoder::new(), events: VecDeque::new(), ended: false }
@@ -300,5 +306,28 @@ async fn with_two_workers_every_one_of_a_thousand_streams_hears_every_change() {
         }
         assert!(heard.windows(2).all(|w| w[0] < w[1]), "in order: {heard:?}");
     }
+    node.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_session_get_stream_is_written_the_same_way() {
+    let node = TestNode::start(test_server(), HandlerOptions::default()).await;
+    let client = McpClient::new(node.url());
+    let session = LegacySession::open(&client, json!({})).await;
+    let get = format!(
+        "GET /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\naccept: text/event-stream\r\nmcp-protocol-version: {VERSION}\r\nmcp-session-id: {}\r\n\r\n",
+        session.id
+    );
+    let mut stream = RawStream::send(node.addr, get.as_bytes(), None).await;
+    assert!(stream.head.starts_with("HTTP/1.1 200 OK\r\n"), "{}", stream.head);
+    assert_eq!(header(&stream.head, "transfer-encoding"), Some("chunked"));
+    assert_eq!(header(&stream.head, "content-type"), Some("text/event-stream"));
+    // The priming event: an id and empty data.
+    assert!(matches!(stream.next_event().await, Some(SseEvent::Message(m)) if m.is_empty()));
+    node.handler.notify().tools_changed().await.unwrap();
+    assert_eq!(stream.next_message().await.unwrap()["method"], "notifications/tools/list_changed");
+    // The session ends: the stream ends with the last chunk, and the connection closes.
+    assert_eq!(session.delete(&client).await, 200);
+    assert!(stream.next_event().await.is_none());
     node.shutdown().await;
 }

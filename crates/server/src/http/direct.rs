@@ -1,9 +1,10 @@
-//! [`DirectSocket`]: a listen stream written straight to its HTTP/1.1 socket, outside hyper.
+//! [`DirectSocket`]: an SSE stream that never ends on its own — a listen stream, a 2025-era
+//! session's GET stream — written straight to its HTTP/1.1 socket, outside hyper.
 //!
-//! An HTTP/1.1 listen response never ends, so once its head is out the connection carries
-//! nothing but that stream (`crate::http`'s `h1` hands it over). Whoever marks the stream's
-//! pending set — the router delivering an event, the keepalive tick, the close — then writes
-//! what is due right away: one chunk, one `try_write`, from a per-thread scratch buffer. Only
+//! Such a response never ends, so once its head is out the connection carries nothing but that
+//! stream (`h1` hands it over). Whoever marks the stream's pending set — the router delivering
+//! an event, the keepalive tick, the close — then writes what is due right away: one chunk, one
+//! `try_write`, from a per-thread scratch buffer. Only
 //! when the socket does not take it all do the remaining bytes get a buffer of their own, and the
 //! stream's task waits for the socket to become writable; meanwhile later changes coalesce in
 //! the pending set as they do on any stream, so a slow reader costs one chunk of memory. The
@@ -19,10 +20,6 @@ use std::time::Duration;
 use tokio::net::TcpStream;
 use tokio::sync::Notify;
 
-use super::stream::{ListenBody, write_due};
-use super::subscription::Subscription;
-use crate::metrics::Metrics;
-
 /// Room kept in front of a chunk's data for its size line (`{hex}\r\n`, below 4 GiB).
 const CHUNK_HEAD: usize = 10;
 /// The last chunk of a chunked body.
@@ -37,22 +34,22 @@ thread_local! {
     static SCRATCH: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
 }
 
-/// The socket of a directly written listen stream, and what it has not taken yet.
+/// The socket of a directly written stream, and what it has not taken yet.
+///
+/// What is due is the stream's business: every call takes a `due` function that appends it to
+/// a buffer and answers whether the stream ends with it.
 #[derive(Debug)]
 pub(crate) struct DirectSocket {
     socket: TcpStream,
     out: Mutex<Out>,
     /// Wakes the stream's task: bytes wait for the socket, or the stream ended.
     wake: Notify,
-    metrics: Metrics,
 }
 
 #[derive(Debug, Default)]
 struct Out {
     /// Bytes the socket has not taken yet (empty, and without capacity, when none).
     backlog: Vec<u8>,
-    /// How much of `backlog` it has taken.
-    sent: usize,
     /// The completion result and the last chunk are written or in the backlog.
     ended: bool,
     /// The socket failed: the client is gone.
@@ -61,7 +58,7 @@ struct Out {
 
 impl Out {
     fn waiting(&self) -> bool {
-        self.sent < self.backlog.len()
+        !self.backlog.is_empty()
     }
 
     fn finished(&self) -> bool {
@@ -69,70 +66,49 @@ impl Out {
     }
 }
 
-/// A listen stream taken out of hyper: run it to its end with [`DirectStream::run`].
-#[derive(Debug)]
-pub(crate) struct DirectStream {
-    /// Holds the subscription, its permits, and unregisters it when dropped.
-    body: ListenBody,
-}
-
-impl ListenBody {
-    /// Write this stream straight to `socket`, starting with `head` (the response head, which
-    /// must announce a chunked body) and the ack.
-    pub(crate) fn into_direct(mut self, socket: TcpStream, mut head: Vec<u8>) -> DirectStream {
-        if let Some(ack) = self.ack.take() {
+impl DirectSocket {
+    /// A stream on `socket` that starts with `head` (the response head, which must announce a
+    /// chunked body) and, as its first chunk, `first`.
+    pub(crate) fn new(socket: TcpStream, mut head: Vec<u8>, first: &[u8]) -> DirectSocket {
+        if !first.is_empty() {
             let start = head.len();
             head.resize(start + CHUNK_HEAD, 0);
-            head.extend_from_slice(&ack);
+            head.extend_from_slice(first);
             let from = frame_chunk(&mut head[start..]);
             head.drain(start..start + from);
             head.extend_from_slice(b"\r\n");
         }
-        let direct = DirectSocket {
-            socket,
-            out: Mutex::new(Out { backlog: head, ..Out::default() }),
-            wake: Notify::new(),
-            metrics: self.router.metrics().clone(),
-        };
-        // Invariant: only this consuming call sets it, once per subscription.
-        let _ = self.sub.direct.set(direct);
-        DirectStream { body: self }
+        DirectSocket { socket, out: Mutex::new(Out { backlog: head, ..Out::default() }), wake: Notify::new() }
     }
-}
 
-impl DirectStream {
-    /// Write the head and the ack, then everything marked from now on, until the stream closes
-    /// (completion result and last chunk written) or the client goes away.
-    pub(crate) async fn run(self) {
-        let sub = &self.body.sub;
-        let Some(direct) = sub.direct.get() else { return };
-        direct.serve(sub).await;
-        if !direct.lock().broken {
+    /// Write the head and the first chunk, then everything marked from now on, until the stream
+    /// ends (its last bytes and the last chunk written) or the client goes away.
+    pub(crate) async fn run(&self, due: impl Fn(&mut Vec<u8>) -> bool) {
+        self.serve(&due).await;
+        if !self.lock().broken {
             // The last chunk is out: end our side, and give the client a moment to close its.
-            let _ = socket2::SockRef::from(&direct.socket).shutdown(std::net::Shutdown::Write);
-            let _ = tokio::time::timeout(LINGER, async { while !direct.peer_gone().await {} }).await;
+            let _ = socket2::SockRef::from(&self.socket).shutdown(std::net::Shutdown::Write);
+            let _ = tokio::time::timeout(LINGER, async { while !self.peer_gone().await {} }).await;
         }
     }
-}
 
-impl DirectSocket {
     fn lock(&self) -> MutexGuard<'_, Out> {
         // `Out` is a byte buffer and flags, each set in one step: usable even if poisoned.
         self.out.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Write what is due on `sub` as far as the socket takes it now. The router calls it right
-    /// after marking (`from_task` false: a stream with bytes still waiting is left to its task,
-    /// which drains the pending set once they are out); the stream's task calls it when the
-    /// socket became writable.
-    pub(crate) fn flush(&self, sub: &Subscription, from_task: bool) {
+    /// Write what is due as far as the socket takes it now. Whoever marked the stream calls it
+    /// right after (`from_task` false: a stream with bytes still waiting is left to its task,
+    /// which writes what is due once they are out); the stream's task calls it when the socket
+    /// became writable.
+    pub(crate) fn flush(&self, due: impl FnOnce(&mut Vec<u8>) -> bool, from_task: bool) {
         let mut out = self.lock();
         if out.finished() || (out.waiting() && !from_task) {
             return;
         }
         if out.waiting() {
-            let (sent, backlog) = (out.sent, std::mem::take(&mut out.backlog));
-            self.send(&mut out, &backlog[sent..]);
+            let backlog = std::mem::take(&mut out.backlog);
+            self.send(&mut out, &backlog);
             if out.waiting() || out.finished() {
                 return self.notify_if_needed(&out);
             }
@@ -144,14 +120,19 @@ impl DirectSocket {
             let mut buf = scratch.borrow_mut();
             buf.clear();
             buf.resize(CHUNK_HEAD, 0);
-            let closed = write_due(sub, &mut buf, &self.metrics);
-            if buf.len() > CHUNK_HEAD {
+            let closed = due(&mut buf);
+            let from = if buf.len() > CHUNK_HEAD {
                 let from = frame_chunk(&mut buf);
                 buf.extend_from_slice(b"\r\n");
-                if closed {
-                    buf.extend_from_slice(LAST_CHUNK);
-                    out.ended = true;
-                }
+                from
+            } else {
+                CHUNK_HEAD
+            };
+            if closed {
+                buf.extend_from_slice(LAST_CHUNK);
+                out.ended = true;
+            }
+            if buf.len() > from {
                 self.send(&mut out, &buf[from..]);
             }
             if buf.capacity() > SCRATCH_KEPT {
@@ -167,20 +148,13 @@ impl DirectSocket {
             Ok(n) => n,
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => 0,
             Err(e) => {
-                tracing::debug!(error = %e, "listen stream socket failed");
+                tracing::debug!(error = %e, "stream socket failed");
                 out.broken = true;
                 out.backlog = Vec::new();
-                out.sent = 0;
                 return;
             }
         };
-        if taken == bytes.len() {
-            out.backlog = Vec::new();
-            out.sent = 0;
-        } else {
-            out.backlog = bytes[taken..].to_vec();
-            out.sent = 0;
-        }
+        out.backlog = if taken == bytes.len() { Vec::new() } else { bytes[taken..].to_vec() };
     }
 
     /// The stream's task has something to do: wait for the socket, or end.
@@ -192,7 +166,7 @@ impl DirectSocket {
 
     /// The stream's task: wait for the socket when bytes wait for it, watch for the client going
     /// away, and return once the stream is finished.
-    async fn serve(&self, sub: &Subscription) {
+    async fn serve(&self, due: &impl Fn(&mut Vec<u8>) -> bool) {
         loop {
             let (waiting, finished) = {
                 let out = self.lock();
@@ -203,7 +177,7 @@ impl DirectSocket {
             }
             tokio::select! {
                 writable = self.socket.writable(), if waiting => match writable {
-                    Ok(()) => self.flush(sub, true),
+                    Ok(()) => self.flush(due, true),
                     Err(_) => return,
                 },
                 () = self.wake.notified(), if !waiting => {}
