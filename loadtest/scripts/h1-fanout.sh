@@ -7,8 +7,9 @@
 #
 #   loadtest/scripts/h1-fanout.sh ROUNDS STREAMS 'LABEL|NODE ARGS…' 'LABEL|NODE ARGS…' …
 #
-# Each node round starts a fresh node (memory bus) with NODE_CPUS (default core 0) and
-# `--worker-threads 1` unless the args say otherwise, opens STREAMS HTTP/1.1 listen streams
+# Each node round starts a fresh node (memory bus) on NODE_CPUS (default core 0; NODE ARGS
+# starting with `@CPUS ` pin that variant to CPUS instead, e.g. '2w|@0,1 --worker-threads 2')
+# with `--worker-threads 1` unless the args say otherwise, opens STREAMS HTTP/1.1 listen streams
 # (one connection each) from the loader on LOADER_CPUS (default core 1), publishes EVENTS
 # (default 20) tools changes INTERVAL_MS (default 300) apart, and writes
 # runs/h1-fanout.LABEL.N.json. The limit writer runs on NODE_CPUS, its reader on LOADER_CPUS.
@@ -41,9 +42,13 @@ limit_round() {
 }
 
 node_round() { # label args n
-  local label=$1 args=$2 n=$3
+  local label=$1 args=$2 n=$3 cpus=$node_cpus
+  if [[ $args == @* ]]; then
+    cpus=${args%% *} cpus=${cpus#@}
+    [[ $args == *" "* ]] && args=${args#* } || args=
+  fi
   # shellcheck disable=SC2086 # the node arguments are meant to split
-  taskset -c "$node_cpus" "$node_bin" --listen "127.0.0.1:$port" --admin-listen "127.0.0.1:$admin" \
+  taskset -c "$cpus" "$node_bin" --listen "127.0.0.1:$port" --admin-listen "127.0.0.1:$admin" \
     --bus memory:// --max-streams $((streams * 2)) \
     $( [[ $args == *--worker-threads* ]] || echo --worker-threads 1 ) $args \
     >>"runs/h1-fanout.$label.node.log" 2>&1 &

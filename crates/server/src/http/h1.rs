@@ -81,8 +81,16 @@ pub(super) async fn serve_connection(
             let response = handler.handle(request.map(Full::new)).await;
             let (parts, body) = response.into_parts();
             match body.into_endless() {
-                Ok(EndlessBody::Listen(listen)) => listen.into_direct(stream, head(&parts, None)).run().await,
-                Ok(EndlessBody::Session(session)) => session.into_direct(stream, head(&parts, None)).run().await,
+                Ok(endless) => {
+                    let head = head(&parts, None);
+                    // Nothing of the request stays with the stream (`rest` shares the read
+                    // buffer): per open stream, only what it needs.
+                    drop((parts, rest));
+                    match endless {
+                        EndlessBody::Listen(listen) => listen.into_direct(stream, head).run().await,
+                        EndlessBody::Session(session) => session.into_direct(stream, head).run().await,
+                    }
+                }
                 Err(body) => {
                     if write_full(&mut stream, &parts, body).await.is_ok() && !close {
                         serve_hyper(&handler, &builder, Rewind::new(rest, stream), peer, watcher).await;
