@@ -21,7 +21,7 @@ rounds=$1 streams=$2
 shift 2
 target=${CARGO_TARGET_DIR:-target}
 node_bin=${NODE_BIN:-$target/release/mcp-fleet}
-lt=$target/release/mcp-fleet-loadtest
+lt=${LOADTEST_BIN:-$target/release/mcp-fleet-loadtest}
 node_cpus=${NODE_CPUS:-0} loader_cpus=${LOADER_CPUS:-1}
 events=${EVENTS:-20} interval=${INTERVAL_MS:-300}
 port=18093 admin=19093

@@ -74,11 +74,15 @@ pub(super) async fn serve_connection(
     };
     match opening {
         Opening::Closed => {}
-        Opening::Hyper(read) => serve_hyper(&handler, &builder, Rewind::new(read, stream), peer, watcher).await,
+        Opening::Hyper(read) => {
+            Box::pin(serve_hyper(&handler, &builder, Rewind::new(read, stream), peer, watcher)).await
+        }
         Opening::Stream { mut request, rest } => {
             request.extensions_mut().insert(ClientAddr(peer));
             let close = wants_close(request.headers());
-            let response = handler.handle(request.map(Full::new)).await;
+            // Boxed, as is hyper's connection below: a task is as large as the largest future it
+            // awaits inline, and an open stream's task should hold only the stream.
+            let response = Box::pin(handler.handle(request.map(Full::new))).await;
             let (parts, body) = response.into_parts();
             match body.into_endless() {
                 Ok(endless) => {
@@ -93,7 +97,7 @@ pub(super) async fn serve_connection(
                 }
                 Err(body) => {
                     if write_full(&mut stream, &parts, body).await.is_ok() && !close {
-                        serve_hyper(&handler, &builder, Rewind::new(rest, stream), peer, watcher).await;
+                        Box::pin(serve_hyper(&handler, &builder, Rewind::new(rest, stream), peer, watcher)).await;
                     }
                 }
             }
