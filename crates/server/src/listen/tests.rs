@@ -278,3 +278,32 @@ async fn a_task_frame_reaches_only_the_streams_of_its_principal_that_follow_the_
     assert!(!r.follows_task("t1"), "a closed stream follows nothing");
     assert_eq!(r.followed_tasks(), ["t2"]);
 }
+
+#[test]
+fn the_stream_cap_holds_exactly_across_shards_and_threads() {
+    // Streams land in different shards; threads race to register past the cap.
+    let r = router(ListenLimits { max_streams: 100, ..ListenLimits::default() });
+    let bodies = std::sync::Mutex::new(Vec::new());
+    let refused = std::sync::atomic::AtomicUsize::new(0);
+    std::thread::scope(|s| {
+        for t in 0..4 {
+            let (r, bodies, refused) = (&r, &bodies, &refused);
+            s.spawn(move || {
+                for i in 0..50 {
+                    let info = Arc::new(json!({"name": "unit", "version": "1"}));
+                    let params = json!({"notifications": {"toolsListChanged": true}});
+                    let id = RequestId::String(format!("{t}-{i}"));
+                    match r.register((None, String::new()), filter(params), id, info) {
+                        Ok(body) => bodies.lock().unwrap().push(body),
+                        Err(_) => _ = refused.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+                    }
+                }
+            });
+        }
+    });
+    assert_eq!((r.open_streams(), refused.into_inner()), (100, 100));
+    let marked = r.deliver(&event(Change::list(EventKind::ToolsListChanged)), &json!({"version": 1}));
+    assert_eq!(marked, 100, "one delivery reaches the streams of every shard");
+    bodies.lock().unwrap().truncate(10);
+    assert_eq!(r.open_streams(), 10, "dropped bodies leave their shards");
+}
