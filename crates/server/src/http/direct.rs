@@ -4,11 +4,11 @@
 //! Such a response never ends, so once its head is out the connection carries nothing but that
 //! stream (`h1` hands it over). Whoever marks the stream's pending set — the router delivering
 //! an event, the keepalive tick, the close — then writes what is due right away: one chunk, one
-//! `try_write`, from a per-thread scratch buffer. Only
-//! when the socket does not take it all do the remaining bytes get a buffer of their own, and the
-//! stream's task waits for the socket to become writable; meanwhile later changes coalesce in
-//! the pending set as they do on any stream, so a slow reader costs one chunk of memory. The
-//! same task watches the socket for the client going away.
+//! `try_write`, from a per-thread scratch buffer. Only when the socket does not take it all do
+//! the remaining bytes get a buffer of their own, and the stream's task waits for the socket to
+//! become writable; meanwhile later changes coalesce in the pending set as they do on any
+//! stream, so a slow reader costs one chunk of memory. The same task watches the socket for the
+//! client going away.
 //!
 //! Per open stream this holds the socket, a few flags and an idle task: no read or write buffer.
 
