@@ -274,7 +274,12 @@ fn head(parts: &http::response::Parts, length: Option<usize>) -> Vec<u8> {
     head.extend_from_slice(b"date: ");
     head.extend_from_slice(httpdate::fmt_http_date(std::time::SystemTime::now()).as_bytes());
     head.extend_from_slice(b"\r\n");
+    let bodiless = parts.status.is_informational()
+        || parts.status == http::StatusCode::NO_CONTENT
+        || parts.status == http::StatusCode::NOT_MODIFIED;
     match length {
+        // RFC 9110 §8.6: no Content-Length on a 1xx or 204 answer (nor a 304's body).
+        Some(_) if bodiless => head.extend_from_slice(b"\r\n"),
         Some(n) => head.extend_from_slice(format!("content-length: {n}\r\n\r\n").as_bytes()),
         None => head.extend_from_slice(b"transfer-encoding: chunked\r\n\r\n"),
     }
