@@ -8,7 +8,8 @@
 #   loadtest/scripts/h1-fanout.sh ROUNDS STREAMS 'LABEL|NODE ARGS…' 'LABEL|NODE ARGS…' …
 #
 # Each node round starts a fresh node (memory bus) on NODE_CPUS (default core 0; NODE ARGS
-# starting with `@CPUS ` pin that variant to CPUS instead, e.g. '2w|@0,1 --worker-threads 2')
+# starting with `@CPUS ` pin that variant to CPUS instead, e.g. '2w|@0,1 --worker-threads 2',
+# and with `bin=PATH ` run another build, e.g. 'before|bin=/tmp/mcp-fleet-before')
 # with `--worker-threads 1` unless the args say otherwise, opens STREAMS HTTP/1.1 listen streams
 # (one connection each) from the loader on LOADER_CPUS (default core 1), publishes EVENTS
 # (default 20) tools changes INTERVAL_MS (default 300) apart, and writes
@@ -42,13 +43,14 @@ limit_round() {
 }
 
 node_round() { # label args n
-  local label=$1 args=$2 n=$3 cpus=$node_cpus
-  if [[ $args == @* ]]; then
-    cpus=${args%% *} cpus=${cpus#@}
+  local label=$1 args=$2 n=$3 cpus=$node_cpus bin=$node_bin word
+  while [[ $args == @* || $args == bin=* ]]; do
+    word=${args%% *}
+    case $word in @*) cpus=${word#@} ;; bin=*) bin=${word#bin=} ;; esac
     [[ $args == *" "* ]] && args=${args#* } || args=
-  fi
+  done
   # shellcheck disable=SC2086 # the node arguments are meant to split
-  taskset -c "$cpus" "$node_bin" --listen "127.0.0.1:$port" --admin-listen "127.0.0.1:$admin" \
+  taskset -c "$cpus" "$bin" --listen "127.0.0.1:$port" --admin-listen "127.0.0.1:$admin" \
     --bus memory:// --max-streams $((streams * 2)) \
     $( [[ $args == *--worker-threads* ]] || echo --worker-threads 1 ) $args \
     >>"runs/h1-fanout.$label.node.log" 2>&1 &

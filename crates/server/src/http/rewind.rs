@@ -27,6 +27,10 @@ impl<T: AsyncRead + Unpin> AsyncRead for Rewind<T> {
             let n = self.prefix.len().min(buf.remaining());
             buf.put_slice(&self.prefix[..n]);
             self.prefix.advance(n);
+            if self.prefix.is_empty() {
+                // An empty slice still holds its buffer: let it go.
+                self.prefix = Bytes::new();
+            }
             return Poll::Ready(Ok(()));
         }
         Pin::new(&mut self.inner).poll_read(cx, buf)
