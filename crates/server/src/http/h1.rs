@@ -64,11 +64,17 @@ pub(super) async fn serve_connection(
         let mut stop = handler.shared.shutdown.subscribe();
         let read =
             tokio::time::timeout(options.request_read_timeout, read_opening(&mut stream, options.max_body_bytes));
-        tokio::select! {
-            read = read => read.unwrap_or(Opening::Closed),
-            // An idle connection does not hold up a drain.
-            () = stop.recv() => Opening::Closed,
-        }
+        // Every future awaited here is boxed: a task is as large as the largest future its
+        // async fn awaits inline, and a connection should carry only what its state needs (an
+        // open stream, or hyper's connection) for as long as it is open.
+        Box::pin(async {
+            tokio::select! {
+                read = read => read.unwrap_or(Opening::Closed),
+                // An idle connection does not hold up a drain.
+                () = stop.recv() => Opening::Closed,
+            }
+        })
+        .await
     } else {
         Opening::Hyper(Bytes::new())
     };
@@ -80,8 +86,6 @@ pub(super) async fn serve_connection(
         Opening::Stream { mut request, rest } => {
             request.extensions_mut().insert(ClientAddr(peer));
             let close = wants_close(request.headers());
-            // Boxed, as is hyper's connection below: a task is as large as the largest future it
-            // awaits inline, and an open stream's task should hold only the stream.
             let response = Box::pin(handler.handle(request.map(Full::new))).await;
             let (parts, body) = response.into_parts();
             match body.into_endless() {
@@ -91,12 +95,12 @@ pub(super) async fn serve_connection(
                     // buffer): per open stream, only what it needs.
                     drop((parts, rest));
                     match endless {
-                        EndlessBody::Listen(listen) => listen.into_direct(stream, head).run().await,
-                        EndlessBody::Session(session) => session.into_direct(stream, head).run().await,
+                        EndlessBody::Listen(listen) => Box::pin(listen.into_direct(stream, head).run()).await,
+                        EndlessBody::Session(session) => Box::pin(session.into_direct(stream, head).run()).await,
                     }
                 }
                 Err(body) => {
-                    if write_full(&mut stream, &parts, body).await.is_ok() && !close {
+                    if Box::pin(write_full(&mut stream, &parts, body)).await.is_ok() && !close {
                         Box::pin(serve_hyper(&handler, &builder, Rewind::new(rest, stream), peer, watcher)).await;
                     }
                 }
