@@ -16,8 +16,8 @@ cd "$(dirname "$0")/../.."
 nodes=$1 bus=$2 name=$3
 shift 3
 target=${CARGO_TARGET_DIR:-target}
-node_bin=$target/release/mcp-fleet
-loader_bin=$target/release/mcp-fleet-loadtest
+node_bin=${NODE_BIN:-$target/release/mcp-fleet}
+loader_bin=${LOADTEST_BIN:-$target/release/mcp-fleet-loadtest}
 stamp=$(date +%s)
 case $bus in
   redis) bus_url="redis://127.0.0.1:6379/0?stream=bench-$stamp" ;;

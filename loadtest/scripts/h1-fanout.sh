@@ -14,6 +14,8 @@
 # (one connection each) from the loader on LOADER_CPUS (default core 1), publishes EVENTS
 # (default 20) tools changes INTERVAL_MS (default 300) apart, and writes
 # runs/h1-fanout.LABEL.N.json. The limit writer runs on NODE_CPUS, its reader on LOADER_CPUS.
+# LOADER_ARGS are passed to every node round's loader (e.g. `--h2-streams-per-conn 100` for the
+# same table over h2c); SKIP_LIMIT=1 leaves out the limit writer.
 # Wrap it for a quiet machine: loadtest/scripts/quiet-run.sh loadtest/scripts/h1-fanout.sh …
 # Build first: cargo build --release -p mcp-fleet-node -p mcp-fleet-loadtest
 set -euo pipefail
@@ -28,7 +30,8 @@ events=${EVENTS:-20} interval=${INTERVAL_MS:-300}
 port=18093 admin=19093
 mkdir -p runs
 declare -A rows
-labels=(limit)
+labels=()
+[ -n "${SKIP_LIMIT:-}" ] || labels=(limit)
 for variant in "$@"; do labels+=("${variant%%|*}"); done
 
 limit_round() {
@@ -61,7 +64,7 @@ node_round() { # label args n
   done
   local json=runs/h1-fanout.$label.$n.json
   taskset -c "$loader_cpus" "$lt" --mcp "127.0.0.1:$port" --admin "127.0.0.1:$admin" --streams "$streams" \
-    --events "$events" --interval-ms "$interval" --server-pid "$node" --json "$json" >/dev/null
+    --events "$events" --interval-ms "$interval" --server-pid "$node" --json "$json" ${LOADER_ARGS:-} >/dev/null # shellcheck disable=SC2086
   kill "$node"
   wait "$node" 2>/dev/null || true
   python3 - "$json" <<'EOF'
@@ -74,7 +77,7 @@ EOF
 }
 
 for n in $(seq 1 "$rounds"); do
-  rows[limit]+="$(limit_round)"$'\n'
+  [ -n "${SKIP_LIMIT:-}" ] || rows[limit]+="$(limit_round)"$'\n'
   for variant in "$@"; do
     label=${variant%%|*} args=${variant#*|}
     rows[$label]+="$(node_round "$label" "$args" "$n")"$'\n'

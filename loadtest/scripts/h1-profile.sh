@@ -37,4 +37,5 @@ done
 perf record -q -g -p "$node" -o "runs/h1-profile.$label.data" -- sleep 8 2>/dev/null
 wait "$loader" || true
 perf report -q -i "runs/h1-profile.$label.data" --no-children --percent-limit 1.5 --stdio -g none \
-  --sort symbol 2>/dev/null | sed '/^$/d' | head -25 | tee "runs/h1-profile.$label.txt"
+  --sort symbol 2>/dev/null | sed -e '/^$/d' -e 's/  *-  *- *$//' -e 's/  */ /g' | cut -c1-120 | head -25 \
+  | tee "runs/h1-profile.$label.txt"
