@@ -173,10 +173,12 @@ impl McpHandler {
             None => None,
             Some(authenticator) => Some(authenticator.authenticate(parts).await.map_err(|e| Box::new(refused(&e)))?),
         };
-        let key = crate::auth::LimitGate::key(principal.as_ref(), parts);
-        if let Err(wait) = self.shared.limits.check_request(&key).await {
-            self.shared.metrics.rate_limited.inc();
-            return Err(Box::new(rate_limited(wait)));
+        if self.shared.limits.counts_requests() {
+            let key = crate::auth::LimitGate::key(principal.as_ref(), parts);
+            if let Err(wait) = self.shared.limits.check_request(&key).await {
+                self.shared.metrics.rate_limited.inc();
+                return Err(Box::new(rate_limited(wait)));
+            }
         }
         // GET and DELETE belong to the 2025 era's sessions; a request naming a 2026 version
         // has no stream to open nor session to end.
