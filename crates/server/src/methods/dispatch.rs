@@ -101,13 +101,12 @@ fn ended(
         }
         Ok(Prepared::Call { future, notifications }) => {
             let shared = req.shared;
-            let epoch = &shared.identity.epoch;
-            let future =
-                crate::drain::cut_at_deadline(future, shared.shutdown.subscribe(), epoch, shared.bus.node_id());
+            let cut = crate::drain::cut_at_deadline(future, shared.shutdown.subscribe(), shared.cut_names.clone());
+            // One box for the cut and the audit record together.
             let future = match audit {
-                None => future,
+                None => cut.boxed(),
                 Some(audit) => async move {
-                    let answer = future.await;
+                    let answer = cut.await;
                     audit.finish(answer.as_ref());
                     answer
                 }
