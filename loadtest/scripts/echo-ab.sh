@@ -12,6 +12,10 @@
 # METRICS=REGEX: the node also serves its admin port (18604), and after each round the
 # /metrics lines matching REGEX are printed (e.g. a counter of what the variant dropped).
 # For a quiet machine wrap it: loadtest/scripts/quiet-run.sh loadtest/scripts/echo-ab.sh …
+# A variant whose ARGS contain {port} is not a node: BINARY is started on core 0 with just
+# those ARGS, {port} replaced (no admin port, so no METRICS). The bare-hyper floor of
+# ../shared/bench/README.md is then one more variant of the same run:
+#   'floor|../.bench-target/release/hyper-echo|{port}'
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 rounds=$1
@@ -32,11 +36,16 @@ done
 run_round() { # variant → appends "rps p50_us" to the label's list
   local label bin args
   IFS='|' read -r label bin args <<<"$1"
-  # shellcheck disable=SC2086 # the node arguments are meant to split
-  local admin=()
-  [ -z "${METRICS:-}" ] || admin=(--admin-listen "127.0.0.1:$admin_port")
-  taskset -c 0 "$bin" --listen "127.0.0.1:$port" "${admin[@]}" --bus memory:// --worker-threads 1 $args \
-    >>"runs/echo-ab.$label.node.log" 2>&1 &
+  local admin=() raw=""
+  [[ "$args" == *"{port}"* ]] && raw=1
+  [ -z "${METRICS:-}" ] || [ -n "$raw" ] || admin=(--admin-listen "127.0.0.1:$admin_port")
+  # shellcheck disable=SC2086 # the arguments are meant to split
+  if [ -n "$raw" ]; then
+    taskset -c 0 "$bin" ${args//\{port\}/$port} >>"runs/echo-ab.$label.node.log" 2>&1 &
+  else
+    taskset -c 0 "$bin" --listen "127.0.0.1:$port" "${admin[@]}" --bus memory:// --worker-threads 1 $args \
+      >>"runs/echo-ab.$label.node.log" 2>&1 &
+  fi
   local node=$!
   for _ in $(seq 1 100); do
     (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
@@ -45,7 +54,7 @@ run_round() { # variant → appends "rps p50_us" to the label's list
   taskset -c 1 wrk -t1 -c64 -d2s -s "$lua" "http://127.0.0.1:$port/mcp" >/dev/null
   local out
   out=$(taskset -c 1 wrk -t1 -c64 "-d${secs}s" --latency -s "$lua" "http://127.0.0.1:$port/mcp")
-  if [ -n "${METRICS:-}" ]; then
+  if [ -n "${METRICS:-}" ] && [ -z "$raw" ]; then
     curl -fsS "http://127.0.0.1:$admin_port/metrics" | grep -E "$METRICS" | sed "s/^/echo-ab: $label: /" >&2 || true
   fi
   kill "$node"

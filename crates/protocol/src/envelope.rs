@@ -136,13 +136,14 @@ impl RequestMeta {
     /// What part of `required` (a `ClientCapabilities`-shaped object) this request did not
     /// declare, or `None` when everything is declared.
     pub fn missing_capabilities(&self, required: &Value) -> Option<Value> {
-        missing_caps(&Value::Object(self.client_capabilities.clone()), required)
+        missing_caps(&self.client_capabilities, required)
     }
 }
 
 /// The capability matching rule: a top-level key counts as declared if present; nested
-/// requirements need the nested member too (`elicitation:{}` satisfies form, not url).
-fn missing_caps(declared: &Value, required: &Value) -> Option<Value> {
+/// requirements need the nested member too (`elicitation:{}` satisfies form, not url). A
+/// declared member that is not an object declares none of its nested members.
+fn missing_caps(declared: &Map<String, Value>, required: &Value) -> Option<Value> {
     let required = required.as_object()?;
     let mut missing = Map::new();
     for (key, req) in required {
@@ -151,7 +152,11 @@ fn missing_caps(declared: &Value, required: &Value) -> Option<Value> {
                 missing.insert(key.clone(), req.clone());
             }
             Some(have) => {
-                if let Some(nested) = missing_caps(have, req) {
+                let nested = match have {
+                    Value::Object(have) => missing_caps(have, req),
+                    _ => missing_caps(&Map::new(), req),
+                };
+                if let Some(nested) = nested {
                     missing.insert(key.clone(), nested);
                 }
             }

@@ -4,8 +4,11 @@
 //! Header names compare case-insensitively (the `http` crate lowercases them); values are
 //! case-sensitive after optional whitespace is trimmed. Any disagreement is 400 `-32020`.
 
+use std::borrow::Cow;
+
 use base64::Engine as _;
 use http::HeaderMap;
+use http::header::{AsHeaderName, HeaderName};
 use serde_json::Value;
 
 use crate::error::RpcError;
@@ -16,6 +19,12 @@ pub const PROTOCOL_VERSION_HEADER: &str = "mcp-protocol-version";
 pub const METHOD_HEADER: &str = "mcp-method";
 /// `Mcp-Name`.
 pub const NAME_HEADER: &str = "mcp-name";
+/// [`PROTOCOL_VERSION_HEADER`] as a header name, for lookups that parse nothing.
+pub static PROTOCOL_VERSION_NAME: HeaderName = HeaderName::from_static(PROTOCOL_VERSION_HEADER);
+/// [`METHOD_HEADER`] as a header name.
+pub static METHOD_NAME: HeaderName = HeaderName::from_static(METHOD_HEADER);
+/// [`NAME_HEADER`] as a header name.
+pub static NAME_NAME: HeaderName = HeaderName::from_static(NAME_HEADER);
 /// Prefix of tool-declared parameter headers.
 pub const PARAM_HEADER_PREFIX: &str = "mcp-param-";
 
@@ -24,26 +33,31 @@ const SENTINEL_SUFFIX: &str = "?=";
 
 /// Read one header as trimmed text. `Ok(None)` when absent; `-32020` when repeated or when the
 /// value holds bytes other than visible ASCII, space and tab (HDR-5).
-pub fn header_text<'a>(headers: &'a HeaderMap, name: &str) -> Result<Option<&'a str>, RpcError> {
+/// `name` is a `&str` or, cheaper (nothing to parse per lookup), a `&HeaderName`.
+pub fn header_text<'a, K>(headers: &'a HeaderMap, name: K) -> Result<Option<&'a str>, RpcError>
+where
+    K: AsHeaderName + AsRef<str> + Copy,
+{
     let mut values = headers.get_all(name).iter();
     let Some(value) = values.next() else { return Ok(None) };
     if values.next().is_some() {
-        return Err(RpcError::header_mismatch(name, Some("(repeated)"), None));
+        return Err(RpcError::header_mismatch(name.as_ref(), Some("(repeated)"), None));
     }
-    let text = value.to_str().map_err(|_| RpcError::header_mismatch(name, Some("(not visible ASCII)"), None))?;
+    let text =
+        value.to_str().map_err(|_| RpcError::header_mismatch(name.as_ref(), Some("(not visible ASCII)"), None))?;
     Ok(Some(text.trim_matches([' ', '\t'])))
 }
 
 /// Decode a header value that may use the Base64 sentinel (`=?base64?…?=`): the middle must be
 /// canonical, padded standard Base64 of UTF-8 bytes. A value without both prefix and suffix is
-/// a literal.
-pub fn decode_header_value(value: &str) -> Result<String, SentinelError> {
+/// a literal, borrowed as it is (no copy on the common path).
+pub fn decode_header_value(value: &str) -> Result<Cow<'_, str>, SentinelError> {
     let Some(inner) = value.strip_prefix(SENTINEL_PREFIX).and_then(|v| v.strip_suffix(SENTINEL_SUFFIX)) else {
-        return Ok(value.to_owned());
+        return Ok(Cow::Borrowed(value));
     };
     // The STANDARD engine insists on canonical padding and the standard alphabet.
     let bytes = base64::engine::general_purpose::STANDARD.decode(inner).map_err(|_| SentinelError::Base64)?;
-    String::from_utf8(bytes).map_err(|_| SentinelError::Utf8)
+    String::from_utf8(bytes).map(Cow::Owned).map_err(|_| SentinelError::Utf8)
 }
 
 /// Why a sentinel-encoded value could not be decoded.
@@ -76,7 +90,7 @@ pub fn check_required(headers: &HeaderMap, name: &str, body_value: &str) -> Resu
 
 /// Require `Mcp-Name`, sentinel-decode it and compare with the body's name or URI.
 pub fn check_name(headers: &HeaderMap, body_value: &str) -> Result<(), RpcError> {
-    let raw = header_text(headers, NAME_HEADER)?
+    let raw = header_text(headers, &NAME_NAME)?
         .ok_or_else(|| RpcError::header_mismatch(NAME_HEADER, None, Some(body_value)))?;
     let decoded = decode_header_value(raw).map_err(|_| RpcError::header_mismatch(NAME_HEADER, Some(raw), None))?;
     if decoded != body_value {

@@ -68,8 +68,16 @@ pub fn required_capability() -> Value {
 
 /// Whether this request declared the extension ("a server MUST NOT return `CreateTaskResult`
 /// to a client that did not include the extension capability on its request").
+///
+/// The capability matching rule of [`RequestMeta::missing_capabilities`] applied to
+/// [`required_capability`] without building it (this runs on every `tools/call`): `extensions`
+/// an object holding the extension's key, with any value but `null`.
 pub fn declares_tasks(meta: &RequestMeta) -> bool {
-    meta.missing_capabilities(&required_capability()).is_none()
+    meta.client_capabilities
+        .get("extensions")
+        .and_then(Value::as_object)
+        .and_then(|extensions| extensions.get(TASKS_EXTENSION))
+        .is_some_and(|declared| !declared.is_null())
 }
 
 /// Milliseconds since the Unix epoch as an ISO 8601 UTC timestamp with milliseconds
@@ -130,5 +138,24 @@ mod tests {
         assert!(declares_tasks(&params(json!({"extensions": {TASKS_EXTENSION: {}}}))));
         assert!(!declares_tasks(&params(json!({"extensions": {"other/ext": {}}}))));
         assert!(!declares_tasks(&params(json!({}))));
+    }
+
+    #[test]
+    fn the_shortcut_agrees_with_the_matching_rule() {
+        for caps in [
+            json!({}),
+            json!({"extensions": null}),
+            json!({"extensions": true}),
+            json!({"extensions": []}),
+            json!({"extensions": {}}),
+            json!({"extensions": {TASKS_EXTENSION: null}}),
+            json!({"extensions": {TASKS_EXTENSION: {}}}),
+            json!({"extensions": {TASKS_EXTENSION: {"x": 1}}}),
+            json!({"extensions": {TASKS_EXTENSION: false}}),
+        ] {
+            let meta = RequestMeta { client_capabilities: caps.as_object().unwrap().clone(), ..RequestMeta::default() };
+            let by_rule = meta.missing_capabilities(&required_capability()).is_none();
+            assert_eq!(declares_tasks(&meta), by_rule, "{caps}");
+        }
     }
 }

@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use crate::envelope::RequestMeta;
 use crate::error::RpcError;
-use crate::headers::{self, METHOD_HEADER, PROTOCOL_VERSION_HEADER};
+use crate::headers::{self, METHOD_HEADER, METHOD_NAME, PROTOCOL_VERSION_HEADER, PROTOCOL_VERSION_NAME};
 use crate::jsonrpc::{Message, Rejection, RequestId, message_from_value, parse_json};
 
 /// The first protocol version of the stateless era; ISO dates sort chronologically.
@@ -48,7 +48,7 @@ pub fn validate_message(headers: &HeaderMap, body: &[u8], supported: &[&str]) ->
     let claimed = value.get("params").and_then(Value::as_object).is_some_and(RequestMeta::has_claim);
     if !claimed {
         let header_version =
-            headers::header_text(headers, PROTOCOL_VERSION_HEADER).map_err(|e| Rejection::new(id_of(&value), e))?;
+            headers::header_text(headers, &PROTOCOL_VERSION_NAME).map_err(|e| Rejection::new(id_of(&value), e))?;
         if !header_version.is_some_and(is_modern) {
             return Ok(Validated::Legacy(value));
         }
@@ -80,9 +80,12 @@ pub fn validate_message(headers: &HeaderMap, body: &[u8], supported: &[&str]) ->
     // Step 6: envelope well-formed.
     let meta = RequestMeta::from_params(&message.params).map_err(reject)?;
 
-    // Step 7: headers that are present must agree with the body.
-    headers::check_matches(headers, PROTOCOL_VERSION_HEADER, &meta.protocol_version).map_err(reject)?;
-    headers::check_matches(headers, METHOD_HEADER, &message.method).map_err(reject)?;
+    // Step 7: headers that are present must agree with the body. Each is read once, here; step
+    // 9 asks the same values whether they are present.
+    let version_header = headers::header_text(headers, &PROTOCOL_VERSION_NAME).map_err(reject)?;
+    agrees(PROTOCOL_VERSION_HEADER, version_header, &meta.protocol_version).map_err(reject)?;
+    let method_header = headers::header_text(headers, &METHOD_NAME).map_err(reject)?;
+    agrees(METHOD_HEADER, method_header, &message.method).map_err(reject)?;
 
     // Step 8: the body's version must be one we serve.
     if !supported.contains(&meta.protocol_version.as_str()) {
@@ -92,12 +95,29 @@ pub fn validate_message(headers: &HeaderMap, body: &[u8], supported: &[&str]) ->
     // Header presence is not enforced on notifications (spec §21.5).
     // Step 9: required headers on requests.
     let Some(request_id) = message.id.clone() else { return Ok(Validated::Notification(message)) };
-    headers::check_required(headers, PROTOCOL_VERSION_HEADER, &meta.protocol_version).map_err(reject)?;
-    headers::check_required(headers, METHOD_HEADER, &message.method).map_err(reject)?;
+    present(PROTOCOL_VERSION_HEADER, version_header, &meta.protocol_version).map_err(reject)?;
+    present(METHOD_HEADER, method_header, &message.method).map_err(reject)?;
     if let Some(named) = named_target(&message) {
         headers::check_name(headers, named).map_err(reject)?;
     }
     Ok(Validated::Request { id: request_id, message, meta })
+}
+
+/// Step 7 for a header already read ([`headers::check_matches`]): absent, or equal to the body.
+fn agrees(name: &str, header: Option<&str>, body_value: &str) -> Result<(), RpcError> {
+    match header {
+        Some(h) if h != body_value => Err(RpcError::header_mismatch(name, Some(h), Some(body_value))),
+        _ => Ok(()),
+    }
+}
+
+/// Step 9 for a header already read, that step 7 found equal to the body when present
+/// ([`headers::check_required`]): it must be present.
+fn present(name: &str, header: Option<&str>, body_value: &str) -> Result<(), RpcError> {
+    match header {
+        None => Err(RpcError::header_mismatch(name, None, Some(body_value))),
+        Some(_) => Ok(()),
+    }
 }
 
 /// The id of a parsed body, when it has a readable one (to echo in an early rejection).

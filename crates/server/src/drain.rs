@@ -10,12 +10,11 @@
 //! retries a call on another replica: whether to retry (the call may have had effects) is the
 //! client's decision, and the error tells it which code was interrupted.
 
-use std::sync::PoisonError;
+use std::sync::{Arc, PoisonError};
 use std::time::Duration;
 
-use futures_util::FutureExt as _;
 use mcp_fleet_protocol::RpcError;
-use serde_json::json;
+use serde_json::{Value, json};
 
 use crate::handler::McpHandler;
 use crate::methods::CallFuture;
@@ -73,20 +72,39 @@ impl McpHandler {
     }
 }
 
-/// `call`, ended at the drain's deadline with [`drained`] if it is still running then.
-pub(crate) fn cut_at_deadline(call: CallFuture, mut shutdown: Shutdown, epoch: &str, node: &str) -> CallFuture {
-    let (epoch, node) = (epoch.to_owned(), node.to_owned());
+/// What a cut call's error names: this process's execution epoch and its node id, built once
+/// per handler and shared, so arming the cut on every call costs one reference count rather
+/// than two string copies.
+#[derive(Debug)]
+pub(crate) struct CutNames {
+    epoch: Box<str>,
+    node: Box<str>,
+}
+
+impl CutNames {
+    pub(crate) fn new(epoch: &str, node: &str) -> Arc<CutNames> {
+        Arc::new(CutNames { epoch: epoch.into(), node: node.into() })
+    }
+}
+
+/// `call`, ended at the drain's deadline with [`drained`] if it is still running then. Not
+/// boxed: the caller boxes it once, together with whatever else it wraps around the call.
+pub(crate) fn cut_at_deadline(
+    call: CallFuture,
+    mut shutdown: Shutdown,
+    names: Arc<CutNames>,
+) -> impl Future<Output = Result<Value, RpcError>> + Send + 'static {
     async move {
         tokio::select! {
             biased;
             answer = call => answer,
             () = shutdown.cut() => {
+                let CutNames { epoch, node } = &*names;
                 tracing::warn!(%epoch, "a call was still running at the shutdown deadline; answering it with the drain error");
-                Err(drained(&epoch, &node))
+                Err(drained(epoch, node))
             }
         }
     }
-    .boxed()
 }
 
 /// The error of a call cut by the drain: it names the execution epoch (and node) that ended.

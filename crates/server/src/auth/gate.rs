@@ -92,6 +92,12 @@ impl LimitGate {
         }
     }
 
+    /// Whether requests are counted at all: a fleet-wide limit, or a rate on this replica.
+    /// When not, there is no key to build per request ([`LimitGate::key`] formats one).
+    pub(crate) fn counts_requests(&self) -> bool {
+        self.fleet.is_some() || self.local.limits_rate()
+    }
+
     /// Take one request token for `key`, or say how long to wait.
     pub(crate) async fn check_request(&self, key: &str) -> Result<(), RetryAfter> {
         if let Some(fleet) = &self.fleet {

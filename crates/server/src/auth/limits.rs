@@ -101,6 +101,11 @@ impl PrincipalLimits {
     }
 
     /// Take one request token for `principal` (`None`: anonymous), or say how long to wait.
+    /// Whether a request rate is set (else [`PrincipalLimits::check_request`] admits all).
+    pub(crate) fn limits_rate(&self) -> bool {
+        self.inner.rate.is_some()
+    }
+
     pub(crate) fn check_request(&self, principal: Option<&str>) -> Result<(), RetryAfter> {
         let Some(rate) = self.inner.rate else { return Ok(()) };
         let now = Instant::now();

@@ -173,10 +173,12 @@ impl McpHandler {
             None => None,
             Some(authenticator) => Some(authenticator.authenticate(parts).await.map_err(|e| Box::new(refused(&e)))?),
         };
-        let key = crate::auth::LimitGate::key(principal.as_ref(), parts);
-        if let Err(wait) = self.shared.limits.check_request(&key).await {
-            self.shared.metrics.rate_limited.inc();
-            return Err(Box::new(rate_limited(wait)));
+        if self.shared.limits.counts_requests() {
+            let key = crate::auth::LimitGate::key(principal.as_ref(), parts);
+            if let Err(wait) = self.shared.limits.check_request(&key).await {
+                self.shared.metrics.rate_limited.inc();
+                return Err(Box::new(rate_limited(wait)));
+            }
         }
         // GET and DELETE belong to the 2025 era's sessions; a request naming a 2026 version
         // has no stream to open nor session to end.
@@ -196,8 +198,8 @@ impl McpHandler {
             // A 2025-era session's GET stream or DELETE: no body, no Content-Type.
             return Ok(principal);
         }
-        let accept = parts.headers.get(header::ACCEPT);
-        if !accepts(accept, "application/json") && !accepts(accept, "text/event-stream") {
+        let accept = Accepted::of(parts.headers.get(header::ACCEPT));
+        if !accept.json && !accept.sse {
             return Err(Box::new(http_error(
                 StatusCode::NOT_ACCEPTABLE,
                 "Accept must allow application/json or text/event-stream",
@@ -354,7 +356,36 @@ pub(crate) fn accepts(value: Option<&HeaderValue>, media: &str) -> bool {
 
 /// Whether a call may be answered with SSE.
 fn accepts_sse(value: Option<&HeaderValue>) -> bool {
-    accepts(value, "text/event-stream")
+    Accepted::of(value).sse
+}
+
+/// What an `Accept` header admits of the endpoint's two media types, read in one pass: the
+/// rule of [`accepts`] for `application/json` and for `text/event-stream` at once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Accepted {
+    json: bool,
+    sse: bool,
+}
+
+impl Accepted {
+    fn of(value: Option<&HeaderValue>) -> Accepted {
+        let Some(accept) = value.and_then(|v| v.to_str().ok()) else { return Accepted { json: true, sse: true } };
+        let mut seen = Accepted { json: false, sse: false };
+        for range in accept.split(',') {
+            let t = range.split(';').next().unwrap_or("").trim();
+            if t == "*/*" {
+                return Accepted { json: true, sse: true };
+            }
+            let (family, subtype) = t.split_once('/').unwrap_or((t, ""));
+            let any = subtype == "*";
+            if family.eq_ignore_ascii_case("application") && (any || subtype.eq_ignore_ascii_case("json")) {
+                seen.json = true;
+            } else if family.eq_ignore_ascii_case("text") && (any || subtype.eq_ignore_ascii_case("event-stream")) {
+                seen.sse = true;
+            }
+        }
+        seen
+    }
 }
 
 pub(crate) fn json(status: StatusCode, body: Vec<u8>) -> Response<ResponseBody> {
@@ -417,4 +448,34 @@ fn plain(status: StatusCode, text: &'static str) -> Response<ResponseBody> {
     *resp.status_mut() = status;
     resp.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("text/plain"));
     resp
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_pass_agrees_with_the_rule_for_each_media_type() {
+        let headers = [
+            "application/json, text/event-stream",
+            "text/event-stream;q=0.9 , APPLICATION/JSON",
+            "*/*",
+            "application/*",
+            "text/*; q=1",
+            "text/html, image/png",
+            "application/json/x, text/event-stream/*",
+            "application",
+            "",
+            " , ;",
+        ];
+        for raw in headers {
+            let value = HeaderValue::from_static(raw);
+            let want = Accepted {
+                json: accepts(Some(&value), "application/json"),
+                sse: accepts(Some(&value), "text/event-stream"),
+            };
+            assert_eq!(Accepted::of(Some(&value)), want, "{raw:?}");
+        }
+        assert_eq!(Accepted::of(None), Accepted { json: true, sse: true });
+    }
 }

@@ -59,16 +59,16 @@ pub(crate) struct MethodRequest<'a> {
 }
 
 /// Ladder steps 10–12, then dispatch. `Err` is a rejection, in-band or not (its status says).
-pub(crate) fn prepare(req: MethodRequest<'_>) -> Result<Prepared, RpcError> {
+pub(crate) fn prepare(mut req: MethodRequest<'_>) -> Result<Prepared, RpcError> {
     let Some(family) = Family::of(&req.method, &req.catalog) else {
         return Err(RpcError::method_not_found(&req.method));
     };
     match family {
         Family::Discover => Ok(Prepared::Immediate(discover::discover(&req))),
         Family::List(list) => lists::list(&req, list).map(Prepared::Immediate),
-        Family::CallTool => ended(&req, Method::ToolsCall, tools::prepare_call),
-        Family::ReadResource => ended(&req, Method::ResourcesRead, resources::prepare_read),
-        Family::GetPrompt => ended(&req, Method::PromptsGet, prompts::prepare_get),
+        Family::CallTool => ended(&mut req, Method::ToolsCall, tools::prepare_call),
+        Family::ReadResource => ended(&mut req, Method::ResourcesRead, resources::prepare_read),
+        Family::GetPrompt => ended(&mut req, Method::PromptsGet, prompts::prepare_get),
         Family::Complete => completion::prepare(&req),
         Family::Listen => listen::open(&req),
         Family::Task(method) => crate::tasks::prepare(&req, method),
@@ -80,9 +80,9 @@ pub(crate) fn prepare(req: MethodRequest<'_>) -> Result<Prepared, RpcError> {
 /// answered (or refused, or dropped), and the drain's deadline, at which a call still running
 /// is answered with the error naming the epoch that ends (`crate::drain`).
 fn ended(
-    req: &MethodRequest<'_>,
+    req: &mut MethodRequest<'_>,
     method: Method,
-    prepare: fn(&MethodRequest<'_>) -> Result<Prepared, RpcError>,
+    prepare: fn(&mut MethodRequest<'_>) -> Result<Prepared, RpcError>,
 ) -> Result<Prepared, RpcError> {
     let audit = req.shared.audit.start(|| call_facts(req, method));
     let finish = |audit: Option<CallStart>, answer: Result<&Value, &RpcError>| {
@@ -101,13 +101,12 @@ fn ended(
         }
         Ok(Prepared::Call { future, notifications }) => {
             let shared = req.shared;
-            let epoch = &shared.identity.epoch;
-            let future =
-                crate::drain::cut_at_deadline(future, shared.shutdown.subscribe(), epoch, shared.bus.node_id());
+            let cut = crate::drain::cut_at_deadline(future, shared.shutdown.subscribe(), shared.cut_names.clone());
+            // One box for the cut and the audit record together.
             let future = match audit {
-                None => future,
+                None => cut.boxed(),
                 Some(audit) => async move {
-                    let answer = future.await;
+                    let answer = cut.await;
                     audit.finish(answer.as_ref());
                     answer
                 }
@@ -179,7 +178,12 @@ const CALL_NOTIFICATION_QUEUE: usize = 64;
 impl MethodRequest<'_> {
     /// The call context for a handler, with a notification channel when the request opted in
     /// to progress or log messages and the response may switch to SSE.
-    pub(crate) fn call_context(&self) -> (crate::context::CallContext, Option<crate::context::NotificationReceiver>) {
+    ///
+    /// The envelope moves into the context (the request's is left empty: nothing reads it
+    /// after this).
+    pub(crate) fn call_context(
+        &mut self,
+    ) -> (crate::context::CallContext, Option<crate::context::NotificationReceiver>) {
         let wants = self.meta.progress_token.is_some() || self.meta.log_level.is_some();
         let (tx, rx) = if wants && self.shared.options.response_mode == crate::options::ResponseMode::Auto {
             let (tx, rx) = mpsc::channel(CALL_NOTIFICATION_QUEUE);
@@ -187,7 +191,7 @@ impl MethodRequest<'_> {
         } else {
             (None, None)
         };
-        (crate::context::CallContext::new(self.meta.clone(), &self.ctx, tx), rx)
+        (crate::context::CallContext::new(std::mem::take(&mut self.meta), &self.ctx, tx), rx)
     }
 
     /// A required string parameter (`name`, `uri`), or an in-band `-32602`.

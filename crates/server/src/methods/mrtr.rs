@@ -23,13 +23,32 @@ use crate::outcome::{InputRequired, Outcome};
 fn binding(method: Method, target: &str, ctx: &CallContext, params: &Map<String, Value>) -> String {
     let who = ctx.principal.as_ref().map(|p| p.id.as_str()).unwrap_or("");
     let tenant = ctx.principal.as_ref().and_then(|p| p.scope.as_deref()).unwrap_or("");
-    let request: Map<String, Value> = params
-        .iter()
-        .filter(|(k, _)| !matches!(k.as_str(), "inputResponses" | "requestState" | "_meta"))
-        .map(|(k, v)| (k.clone(), v.clone()))
-        .collect();
-    let request = mcp_fleet_protocol::jsonrpc::value_bytes(&Value::Object(request));
-    format!("{}\0{target}\0{who}\0{tenant}\0{}", method.as_str(), String::from_utf8_lossy(&request))
+    let mut out = Vec::with_capacity(128);
+    for part in [method.as_str(), target, who, tenant] {
+        out.extend_from_slice(part.as_bytes());
+        out.push(0);
+    }
+    // Serialized from the borrowed entries, in the map's own (sorted) order: the same bytes a
+    // filtered copy of the map would give, without copying every argument first. Writing JSON
+    // into a Vec cannot fail.
+    let _ = serde_json::to_writer(&mut out, &BoundParams(params));
+    String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+}
+
+/// The request's parameters a state token is bound to: all but the retry's own and `_meta`.
+struct BoundParams<'a>(&'a Map<String, Value>);
+
+impl Serialize for BoundParams<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+        let mut map = serializer.serialize_map(None)?;
+        for (key, value) in self.0 {
+            if !matches!(key.as_str(), "inputResponses" | "requestState" | "_meta") {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
 }
 
 fn invalid_state(refused: &Refused) -> RpcError {
@@ -76,17 +95,19 @@ fn read_retry(
 /// was built) refused as stale — and the [`Finisher`] that will turn the handler's outcome
 /// into the result object.
 pub(super) fn start_call(
-    req: &MethodRequest<'_>,
+    req: &mut MethodRequest<'_>,
     method: Method,
     target: &str,
     revision: &DefinitionRevision,
 ) -> Result<(CallContext, Option<NotificationReceiver>, Finisher), RpcError> {
     let (mut ctx, notifications) = req.call_context();
+    // Only the declared capabilities are read after the handler (to check its input
+    // requests): not a second copy of the whole envelope, which the call context holds.
+    let meta = RequestMeta { client_capabilities: ctx.meta.client_capabilities.clone(), ..RequestMeta::default() };
     let binding = binding(method, target, &ctx, &req.params);
     let revision = revision.clone();
     let codec = req.shared.state_codec.clone();
     read_retry(&req.params, &codec, (&binding, &revision), &mut ctx)?;
-    let meta = req.meta.clone();
     let finisher = Finisher { info: req.server.info().clone(), codec, binding, revision, meta };
     Ok((ctx, notifications, finisher))
 }
@@ -99,6 +120,7 @@ pub(crate) struct Finisher {
     binding: String,
     /// The target's definition revision, which minted state carries.
     revision: DefinitionRevision,
+    /// The request's declared client capabilities (the rest of the envelope left empty).
     meta: RequestMeta,
 }
 

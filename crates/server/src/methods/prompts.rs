@@ -8,9 +8,10 @@ use super::mrtr::start_call;
 use super::{MethodRequest, Prepared};
 use crate::catalog::{PromptGet, run_guarded};
 
-pub(super) fn prepare_get(req: &MethodRequest<'_>) -> Result<Prepared, RpcError> {
+pub(super) fn prepare_get(req: &mut MethodRequest<'_>) -> Result<Prepared, RpcError> {
     let name = req.string_param("name")?;
-    let Some(entry) = req.catalog.prompts.get(&name).cloned() else {
+    let catalog = req.catalog.clone();
+    let Some(entry) = catalog.prompts.get(&name) else {
         return Err(RpcError::invalid_params(format!("Unknown prompt: {name}"))
             .with_data(json!({"name": name}))
             .in_band());

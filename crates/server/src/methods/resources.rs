@@ -16,7 +16,7 @@ struct ReadResult {
     contents: Vec<ResourceContents>,
 }
 
-pub(super) fn prepare_read(req: &MethodRequest<'_>) -> Result<Prepared, RpcError> {
+pub(super) fn prepare_read(req: &mut MethodRequest<'_>) -> Result<Prepared, RpcError> {
     let uri = req.string_param("uri")?;
     let found = match req.catalog.resources.get(&uri) {
         Some(entry) => Some((entry.read.clone(), Map::new(), entry.revision.clone())),

@@ -15,7 +15,7 @@ use mcp_fleet_protocol::headers::check_param_headers;
 use mcp_fleet_protocol::schema::ToolSchemas;
 use mcp_fleet_protocol::types::CallToolResult;
 use mcp_fleet_protocol::{Method, RpcError};
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 
 use super::mrtr::start_call;
 use super::{MethodRequest, Prepared};
@@ -43,9 +43,12 @@ pub(crate) fn required_scopes(error: &RpcError) -> Option<Vec<&str>> {
     Some(scopes.iter().filter_map(Value::as_str).collect())
 }
 
-pub(super) fn prepare_call(req: &MethodRequest<'_>) -> Result<Prepared, RpcError> {
+pub(super) fn prepare_call(req: &mut MethodRequest<'_>) -> Result<Prepared, RpcError> {
     let name = req.string_param("name")?;
-    let Some(entry) = req.catalog.tools.get(&name).cloned() else {
+    // Borrowed from the snapshot the request holds: the handler's future takes only what it
+    // needs (the handler, the schemas when an output check wraps it), never the definition.
+    let catalog = req.catalog.clone();
+    let Some(entry) = catalog.tools.get(&name) else {
         let err =
             RpcError::invalid_params(format!("Unknown tool: {name}")).with_data(serde_json::json!({"name": name}));
         return Err(err.in_band());
@@ -58,25 +61,41 @@ pub(super) fn prepare_call(req: &MethodRequest<'_>) -> Result<Prepared, RpcError
         return Err(RpcError::missing_capability(missing));
     }
     crate::tasks::refuse_without_extension(req, entry.task_support)?;
-    let arguments = req.object_param("arguments")?;
+    // The arguments are read in place by every check below, and taken out of the request (not
+    // copied) for the handler once they are done.
+    let none = Value::Object(Map::new());
+    let arguments_value = match req.params.get("arguments") {
+        None | Some(Value::Null) => &none,
+        Some(arguments @ Value::Object(_)) => arguments,
+        Some(_) => return Err(RpcError::invalid_params("params.arguments must be an object").in_band()),
+    };
     // Step 12: every x-mcp-header declaration must be mirrored faithfully (a 2026-07-28 rule;
     // 2025-era clients send no such headers).
     if !req.legacy {
-        check_param_headers(req.headers, &entry.param_headers, &Value::Object(arguments.clone()))?;
+        check_param_headers(req.headers, &entry.param_headers, arguments_value)?;
     }
 
+    // Decided before `start_call`, which moves the envelope into the call context.
+    let tasks = crate::tasks::for_tool(req, entry.task_support);
     let (ctx, notifications, finisher) = start_call(req, Method::ToolsCall, &name, &entry.revision)?;
-    let arguments_value = Value::Object(arguments);
-    if let Err(violation) = entry.schemas.input.check(&arguments_value) {
+    // The state binding has read them: take them out of the request. An object, or absent or
+    // null (then `{}`), as checked above.
+    let arguments = match req.params.remove("arguments") {
+        Some(Value::Object(arguments)) => arguments,
+        _ => Map::new(),
+    };
+    let arguments = Value::Object(arguments);
+    if let Err(violation) = entry.schemas.input.check(&arguments) {
         // A tool input error is a result (isError), not a protocol error.
         let problem = format!("Invalid arguments {violation}");
         return finisher.finish(CallToolResult::error(problem).into(), None).map(Prepared::Immediate);
     }
-    let Value::Object(arguments) = arguments_value else { unreachable!("built as an object above") };
+    // Built as an object two statements above.
+    let Value::Object(arguments) = arguments else { return Err(RpcError::internal("arguments are an object")) };
     let handler = checked_output(&entry.run, &entry.schemas, &req.shared.metrics);
     let handler =
-        intercepted(handler, &req.shared.options.interceptors, &name, req.catalog.tools.revision, entry.cache_hint);
-    if let Some(tasks) = crate::tasks::for_tool(req, entry.task_support) {
+        intercepted(handler, &req.shared.options.interceptors, &name, catalog.tools.revision, entry.cache_hint);
+    if let Some(tasks) = tasks {
         let parts = crate::tasks::CallParts { handler, tool: name, arguments, ctx, finisher };
         // Its errors carry their statuses already (a refused task is 429, not in-band).
         return Ok(Prepared::Call { future: Box::pin(tasks.call(parts).answer()), notifications });
