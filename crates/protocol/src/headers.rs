@@ -34,7 +34,7 @@ const SENTINEL_SUFFIX: &str = "?=";
 /// Read one header as trimmed text. `Ok(None)` when absent; `-32020` when repeated or when the
 /// value holds bytes other than visible ASCII, space and tab (HDR-5).
 /// `name` is a `&str` or, cheaper (nothing to parse per lookup), a `&HeaderName`.
-pub fn header_text<'a, K>(headers: &'a HeaderMap, name: K) -> Result<Option<&'a str>, RpcError>
+pub fn header_text<K>(headers: &HeaderMap, name: K) -> Result<Option<&str>, RpcError>
 where
     K: AsHeaderName + AsRef<str> + Copy,
 {

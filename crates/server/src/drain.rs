@@ -89,20 +89,18 @@ impl CutNames {
 
 /// `call`, ended at the drain's deadline with [`drained`] if it is still running then. Not
 /// boxed: the caller boxes it once, together with whatever else it wraps around the call.
-pub(crate) fn cut_at_deadline(
+pub(crate) async fn cut_at_deadline(
     call: CallFuture,
     mut shutdown: Shutdown,
     names: Arc<CutNames>,
-) -> impl Future<Output = Result<Value, RpcError>> + Send + 'static {
-    async move {
-        tokio::select! {
-            biased;
-            answer = call => answer,
-            () = shutdown.cut() => {
-                let CutNames { epoch, node } = &*names;
-                tracing::warn!(%epoch, "a call was still running at the shutdown deadline; answering it with the drain error");
-                Err(drained(epoch, node))
-            }
+) -> Result<Value, RpcError> {
+    tokio::select! {
+        biased;
+        answer = call => answer,
+        () = shutdown.cut() => {
+            let CutNames { epoch, node } = &*names;
+            tracing::warn!(%epoch, "a call was still running at the shutdown deadline; answering it with the drain error");
+            Err(drained(epoch, node))
         }
     }
 }

@@ -44,7 +44,7 @@ const FIRST_READ: usize = 2048;
 #[derive(Debug)]
 enum Opening {
     /// An HTTP/1.1 `subscriptions/listen` POST or GET, read whole; `rest` is what followed it.
-    Stream { request: Request<Bytes>, rest: Bytes },
+    Stream { request: Box<Request<Bytes>>, rest: Bytes },
     /// Anything else: hyper serves the connection, starting with these bytes.
     Hyper(Bytes),
     /// The client left (or the read failed) before sending a request.
@@ -86,7 +86,7 @@ pub(super) async fn serve_connection(
         Opening::Stream { mut request, rest } => {
             request.extensions_mut().insert(ClientAddr(peer));
             let close = wants_close(request.headers());
-            let response = Box::pin(handler.handle(request.map(Full::new))).await;
+            let response = Box::pin(handler.handle((*request).map(Full::new))).await;
             let (parts, body) = response.into_parts();
             match body.into_endless() {
                 Ok(endless) => {
@@ -157,7 +157,7 @@ async fn read_opening(stream: &mut TcpStream, max_body: usize) -> Opening {
                 let rest = all.split_off(end);
                 let body = all.split_off(head_len);
                 return match request(&all, body) {
-                    Some(request) => Opening::Stream { request, rest },
+                    Some(request) => Opening::Stream { request: Box::new(request), rest },
                     None => {
                         let mut whole = BytesMut::from(&all[..]);
                         whole.extend_from_slice(&rest);
