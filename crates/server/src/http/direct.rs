@@ -71,11 +71,9 @@ impl DirectSocket {
     /// chunked body) and, as its first chunk, `first`.
     pub(crate) fn new(socket: TcpStream, mut head: Vec<u8>, first: &[u8]) -> DirectSocket {
         if !first.is_empty() {
-            let start = head.len();
-            head.resize(start + CHUNK_HEAD, 0);
+            // Writing into a Vec cannot fail.
+            let _ = write!(head, "{:x}\r\n", first.len());
             head.extend_from_slice(first);
-            let from = frame_chunk(&mut head[start..]);
-            head.drain(start..start + from);
             head.extend_from_slice(b"\r\n");
         }
         DirectSocket { socket, out: Mutex::new(Out { backlog: head, ..Out::default() }), wake: Notify::new() }

@@ -20,8 +20,7 @@ use bytes::{Bytes, BytesMut};
 use http::{HeaderName, HeaderValue, Method, Request, Uri, Version, header};
 use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
-use hyper::service::service_fn;
-use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::rt::TokioExecutor;
 use hyper_util::server::conn::auto;
 use hyper_util::server::graceful::Watcher;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -29,6 +28,7 @@ use tokio::net::TcpStream;
 
 use super::body::{EndlessBody, ResponseBody};
 use super::rewind::Rewind;
+use super::serve::serve_with_hyper;
 use crate::context::ClientAddr;
 use crate::handler::McpHandler;
 use mcp_fleet_protocol::Method as McpMethod;
@@ -109,7 +109,7 @@ pub(super) async fn serve_connection(
     }
 }
 
-/// Hand the connection to hyper, every request carrying its peer (per-address budgets).
+/// Hand the connection to hyper (see [`serve_with_hyper`]).
 async fn serve_hyper(
     handler: &McpHandler,
     builder: &auto::Builder<TokioExecutor>,
@@ -118,16 +118,11 @@ async fn serve_hyper(
     watcher: Watcher,
 ) {
     let handler = handler.clone();
-    let service = move |mut req: Request<Incoming>| {
-        req.extensions_mut().insert(ClientAddr(peer));
+    let service = move |req: Request<Incoming>| {
         let handler = handler.clone();
         async move { Ok::<_, Infallible>(handler.handle(req).await) }
     };
-    let conn = builder.serve_connection_with_upgrades(TokioIo::new(io), service_fn(service));
-    // A connection error ends that connection only.
-    if let Err(e) = watcher.watch(conn).await {
-        tracing::debug!(error = %e, "connection ended with an error");
-    }
+    serve_with_hyper(builder, io, peer, service, watcher).await;
 }
 
 /// Read the connection's first request as far as needed to tell whether it is a listen.

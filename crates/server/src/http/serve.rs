@@ -89,22 +89,37 @@ pub async fn serve_http<S, Fut, B>(
     builder.http1().timer(TokioTimer::new()).header_read_timeout(DEFAULT_TIMEOUT);
     let tuning = Tuning { dead_peer_timeout: Some(DEFAULT_TIMEOUT), deadline };
     let builder = Arc::new(builder);
-    let connect = move |stream, peer, watcher: Watcher| {
+    let connect = move |stream: TcpStream, peer, watcher| {
         let (builder, service) = (builder.clone(), service.clone());
-        async move {
-            // Every request carries its connection's peer (per-address budgets).
-            let service = move |mut req: Request<Incoming>| {
-                req.extensions_mut().insert(crate::context::ClientAddr(peer));
-                service(req)
-            };
-            let conn = builder.serve_connection_with_upgrades(TokioIo::new(stream), service_fn(service));
-            // A connection error ends that connection only.
-            if let Err(e) = watcher.watch(conn).await {
-                tracing::debug!(error = %e, "connection ended with an error");
-            }
-        }
+        async move { serve_with_hyper(&builder, stream, peer, service, watcher).await }
     };
     accept_loop(listener, connect, tuning, stop).await;
+}
+
+/// Serve one connection (`io`: the socket, or one whose first bytes were read already) with
+/// hyper until it ends, every request carrying the connection's peer (per-address budgets).
+pub(super) async fn serve_with_hyper<I, S, Fut, B>(
+    builder: &auto::Builder<TokioExecutor>,
+    io: I,
+    peer: SocketAddr,
+    service: S,
+    watcher: Watcher,
+) where
+    I: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+    S: Fn(Request<Incoming>) -> Fut + Send + 'static,
+    Fut: Future<Output = Result<Response<B>, Infallible>> + Send + 'static,
+    B: http_body::Body<Data = Bytes> + Send + 'static,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    let service = move |mut req: Request<Incoming>| {
+        req.extensions_mut().insert(crate::context::ClientAddr(peer));
+        service(req)
+    };
+    let conn = builder.serve_connection_with_upgrades(TokioIo::new(io), service_fn(service));
+    // A connection error ends that connection only.
+    if let Err(e) = watcher.watch(conn).await {
+        tracing::debug!(error = %e, "connection ended with an error");
+    }
 }
 
 /// Resolves on Ctrl-C (SIGINT) or SIGTERM, whichever comes first: what a process waits for
