@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The `tools/call` echo figure for several node builds or flag sets, in the same run: rounds
 # alternate between the variants (so the machine's drift hits all of them alike) and the
-# script prints each variant's median req/s and p50 latency.
+# script prints each variant's median req/s and p50 latency, and the server's CPU time per
+# request (from /proc/PID/schedstat; its ratio is that of the rates the CPU time allows).
 #
 #   loadtest/scripts/echo-ab.sh ROUNDS 'LABEL|BINARY|NODE ARGS…' 'LABEL|BINARY|NODE ARGS…' …
 #
@@ -25,7 +26,7 @@ secs=${WRK_SECS:-8}
 port=18602
 admin_port=18604
 mkdir -p runs
-declare -A rps_of p50_of
+declare -A rps_of p50_of cpu_of
 labels=()
 for variant in "$@"; do
   IFS='|' read -r label _ _ <<<"$variant"
@@ -52,8 +53,12 @@ run_round() { # variant → appends "rps p50_us" to the label's list
     sleep 0.1
   done
   taskset -c 1 wrk -t1 -c64 -d2s -s "$lua" "http://127.0.0.1:$port/mcp" >/dev/null
-  local out
+  local out ran_before ran_after
+  # schedstat's first field: nanoseconds the process ran on a CPU (time the hypervisor stole
+  # is not in it), which spreads less than req/s on a shared machine.
+  ran_before=$(cut -d' ' -f1 "/proc/$node/schedstat")
   out=$(taskset -c 1 wrk -t1 -c64 "-d${secs}s" --latency -s "$lua" "http://127.0.0.1:$port/mcp")
+  ran_after=$(cut -d' ' -f1 "/proc/$node/schedstat")
   if [ -n "${METRICS:-}" ] && [ -z "$raw" ]; then
     curl -fsS "http://127.0.0.1:$admin_port/metrics" | grep -E "$METRICS" | sed "s/^/echo-ab: $label: /" >&2 || true
   fi
@@ -69,6 +74,7 @@ sys.exit(1 if r["non200"] or r["bad_body"] or r["errors_socket"] else 0)
 EOF
   rps_of[$label]+="$(python3 -c 'import json,sys; print(round(json.loads(sys.argv[1])["rps"]))' "$json") "
   p50_of[$label]+="$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["lat_p50_us"])' "$json") "
+  cpu_of[$label]+="$(python3 -c 'import json,sys; print(round((int(sys.argv[3]) - int(sys.argv[2])) / 1000 / json.loads(sys.argv[1])["requests"], 2))' "$json" "$ran_before" "$ran_after") "
 }
 
 for round in $(seq 1 "$rounds"); do
@@ -77,11 +83,14 @@ for round in $(seq 1 "$rounds"); do
 done
 
 median() { tr ' ' '\n' | grep . | sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
-first=""
+first="" first_cpu=""
 for label in "${labels[@]}"; do
   m=$(median <<<"${rps_of[$label]}")
   p=$(median <<<"${p50_of[$label]}")
-  [ -n "$first" ] || first=$m
+  c=$(median <<<"${cpu_of[$label]}")
+  [ -n "$first" ] || { first=$m; first_cpu=$c; }
   ratio=$(python3 -c "print(f'{$m / $first:.3f}')")
-  echo "$label: median ${m} req/s (rounds: ${rps_of[$label]% }), median p50 ${p} µs, ${ratio}× the first variant"
+  cpu_ratio=$(python3 -c "print(f'{$first_cpu / $c:.3f}')")
+  echo "$label: median ${m} req/s (rounds: ${rps_of[$label]% }), median p50 ${p} µs, ${ratio}× the first variant;" \
+    "server CPU median ${c} µs per request (rounds: ${cpu_of[$label]% }), ${cpu_ratio}× the first variant's rate"
 done

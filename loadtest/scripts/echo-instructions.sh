@@ -10,6 +10,9 @@
 # 20 s (4 connections, ../shared/bench/mcp-echo.lua, which checks every body), dumps, and
 # prints the user-space instructions per request. Needs valgrind and wrk. The profile is kept
 # in runs/callgrind/LABEL.*: `callgrind_annotate` on it shows where the instructions go.
+# NODE ARGS containing {port} mean BINARY is not a node (the bare-hyper floor of
+# ../shared/bench/README.md): it is started with just those arguments, {port} replaced:
+#   loadtest/scripts/echo-instructions.sh floor ../.bench-target/release/hyper-echo {port}
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 label=$1 bin=$2
@@ -19,8 +22,12 @@ lua=${MCP_ECHO_LUA:-../shared/bench/mcp-echo.lua}
 dir=runs/callgrind
 mkdir -p "$dir"
 rm -f "$dir/$label".*
-valgrind --tool=callgrind --callgrind-out-file="$dir/$label.%p.out" "$bin" --listen "127.0.0.1:$port" \
-  --bus memory:// --worker-threads 1 "$@" >"$dir/$label.node.log" 2>&1 &
+if [[ "$*" == *"{port}"* ]]; then
+  args=("${@//\{port\}/$port}")
+else
+  args=(--listen "127.0.0.1:$port" --bus memory:// --worker-threads 1 "$@")
+fi
+valgrind --tool=callgrind --callgrind-out-file="$dir/$label.%p.out" "$bin" "${args[@]}" >"$dir/$label.node.log" 2>&1 &
 vg=$!
 trap 'kill $vg 2>/dev/null || true' EXIT
 for _ in $(seq 1 300); do
