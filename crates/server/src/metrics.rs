@@ -11,6 +11,7 @@ use std::sync::atomic::Ordering;
 use mcp_fleet_bus::{BusCounters, ServerEventBus};
 
 use crate::fleet::CatalogRevisions;
+use mcp_fleet_protocol::Method as McpMethod;
 use mcp_fleet_protocol::tasks::TaskStatus;
 use prometheus_client::collector::Collector;
 use prometheus_client::encoding::{DescriptorEncoder, EncodeLabelSet, EncodeMetric};
@@ -76,6 +77,22 @@ pub(crate) struct Metrics {
     pub(crate) build_info: Family<BuildLabels, Gauge>,
     /// The audit trail (see `crate::audit`).
     pub(crate) audit: AuditMetrics,
+    /// The series the hot path counts in, looked up once instead of per request.
+    hot: Arc<HotSeries>,
+}
+
+/// Series of [`Metrics::requests`], [`Metrics::request_duration`] and the modern version's
+/// request counter, resolved out of their families on first use: a family lookup hashes the
+/// labels and takes a lock, and every answered request would pay it three times. The series
+/// are the families' own (a counter is an `Arc` inside), so the scrape shows the same numbers.
+/// Lazily, so a method never answered gets no zero series.
+#[derive(Debug, Default)]
+struct HotSeries {
+    /// `requests{method, status="200"}` and `request_duration{method}`, by [`McpMethod::ALL`]'s
+    /// order.
+    answered: [std::sync::OnceLock<(Counter, Histogram)>; McpMethod::ALL.len()],
+    /// `legacy_requests{version="2026-07-28"}`.
+    modern: std::sync::OnceLock<Counter>,
 }
 
 /// Metrics of the audit trail.
@@ -243,6 +260,7 @@ impl Default for Metrics {
             tasks: TaskMetrics::default(),
             build_info: Family::default(),
             audit: AuditMetrics::default(),
+            hot: Arc::default(),
         }
         .with_known_labels()
     }
@@ -376,8 +394,27 @@ impl Metrics {
 
     /// Count one answered request.
     pub(crate) fn record_request(&self, method: &'static str, status: http::StatusCode, took: std::time::Duration) {
+        let took = took.as_secs_f64();
+        if status == http::StatusCode::OK
+            && let Some(at) = McpMethod::ALL.iter().position(|m| m.as_str() == method)
+        {
+            let (count, duration) = self.hot.answered[at].get_or_init(|| {
+                let count = self.requests.get_or_create(&RequestLabels { method, status: 200 }).clone();
+                (count, self.request_duration.get_or_create(&MethodLabel { method }).clone())
+            });
+            count.inc();
+            duration.observe(took);
+            return;
+        }
         self.requests.get_or_create(&RequestLabels { method, status: status.as_u16() }).inc();
-        self.request_duration.get_or_create(&MethodLabel { method }).observe(took.as_secs_f64());
+        self.request_duration.get_or_create(&MethodLabel { method }).observe(took);
+    }
+
+    /// Count one request of the 2026-07-28 era (in `legacy_requests{version}`, beside the
+    /// 2025 versions').
+    pub(crate) fn record_modern_request(&self) {
+        let version = mcp_fleet_protocol::validate::FIRST_MODERN_VERSION;
+        self.hot.modern.get_or_init(|| self.legacy.requests.get_or_create(&VersionLabel { version }).clone()).inc();
     }
 
     /// Encode every metric, including `bus`'s counters and whether this node hears the bus

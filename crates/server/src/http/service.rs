@@ -108,7 +108,7 @@ impl McpHandler {
             Ok(Validated::Request { id, message, meta }) => (id, message, meta),
         };
         trace::received(span, &parts.headers, &message, Some(&meta.protocol_version));
-        self.shared.metrics.legacy.requests.get_or_create(&crate::metrics::VersionLabel { version: MODERN }).inc();
+        self.shared.metrics.record_modern_request();
         let label = method_label(&message.method);
         let sse_ok = accepts_sse(parts.headers.get(header::ACCEPT));
         let mut parts = parts;
@@ -221,9 +221,6 @@ const INVALID: &str = "invalid";
 /// Method labels of 2025-era session GET streams and DELETEs.
 const LEGACY_GET: &str = "legacy/stream";
 const LEGACY_DELETE: &str = "legacy/delete";
-
-/// The version label of 2026-07-28 requests.
-const MODERN: &str = mcp_fleet_protocol::validate::FIRST_MODERN_VERSION;
 
 /// The method label of a 2025-era POST body (`batch` for an array).
 fn legacy_label(body: &serde_json::Value) -> &'static str {
@@ -368,19 +365,34 @@ struct Accepted {
 }
 
 impl Accepted {
+    /// Byte by byte: the header is short, but `str` splitting and Unicode trimming made this
+    /// a visible share of a `tools/call`. A value that is not visible ASCII (what
+    /// `HeaderValue::to_str` refuses) admits anything, as [`accepts`] does; inside one, the
+    /// only whitespace left to trim is space and tab.
     fn of(value: Option<&HeaderValue>) -> Accepted {
-        let Some(accept) = value.and_then(|v| v.to_str().ok()) else { return Accepted { json: true, sse: true } };
+        const ANY: Accepted = Accepted { json: true, sse: true };
+        let Some(accept) = value.map(HeaderValue::as_bytes) else { return ANY };
+        // What the spec tells clients to send, and nearly all do: one comparison.
+        if accept == b"application/json, text/event-stream" {
+            return ANY;
+        }
+        if !accept.iter().all(|&b| b == b'\t' || (b' '..=b'~').contains(&b)) {
+            return ANY;
+        }
         let mut seen = Accepted { json: false, sse: false };
-        for range in accept.split(',') {
-            let t = range.split(';').next().unwrap_or("").trim();
-            if t == "*/*" {
-                return Accepted { json: true, sse: true };
+        for range in accept.split(|&b| b == b',') {
+            let t = range.split(|&b| b == b';').next().unwrap_or_default().trim_ascii();
+            if t == b"*/*" {
+                return ANY;
             }
-            let (family, subtype) = t.split_once('/').unwrap_or((t, ""));
-            let any = subtype == "*";
-            if family.eq_ignore_ascii_case("application") && (any || subtype.eq_ignore_ascii_case("json")) {
+            let (family, subtype) = match t.iter().position(|&b| b == b'/') {
+                Some(slash) => (&t[..slash], &t[slash + 1..]),
+                None => (t, &b""[..]),
+            };
+            let any = subtype == b"*";
+            if family.eq_ignore_ascii_case(b"application") && (any || subtype.eq_ignore_ascii_case(b"json")) {
                 seen.json = true;
-            } else if family.eq_ignore_ascii_case("text") && (any || subtype.eq_ignore_ascii_case("event-stream")) {
+            } else if family.eq_ignore_ascii_case(b"text") && (any || subtype.eq_ignore_ascii_case(b"event-stream")) {
                 seen.sse = true;
             }
         }
