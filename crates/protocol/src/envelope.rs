@@ -93,44 +93,48 @@ impl RequestMeta {
     }
 
     /// Read and validate the envelope (ladder step 6). Errors are 400 `-32602` naming the key.
+    /// Copies what it reads; [`RequestMeta::take_from_params`] moves it instead.
     pub fn from_params(params: &Map<String, Value>) -> Result<RequestMeta, RpcError> {
-        let meta = match params.get("_meta") {
+        let mut copy = Map::new();
+        if let Some(meta) = params.get("_meta") {
+            copy.insert("_meta".to_owned(), meta.clone());
+        }
+        RequestMeta::take_from_params(&mut copy)
+    }
+
+    /// [`RequestMeta::from_params`], moving the envelope's members out of `params._meta`
+    /// rather than copying them (what a request's handler needs is the envelope, not the
+    /// `_meta` it came in). Other `_meta` members (a trace context, say) stay; a `_meta` left
+    /// empty is removed. On an error (the request is refused) what is left of `params._meta`
+    /// is unspecified.
+    pub fn take_from_params(params: &mut Map<String, Value>) -> Result<RequestMeta, RpcError> {
+        let meta = match params.get_mut("_meta") {
             Some(Value::Object(m)) => m,
             Some(_) => return Err(RpcError::invalid_params("params._meta must be an object")),
             None => return Err(missing(PROTOCOL_VERSION_KEY)),
         };
-        let protocol_version = match meta.get(PROTOCOL_VERSION_KEY) {
-            Some(Value::String(v)) => v.clone(),
-            Some(_) => return Err(ill_typed(PROTOCOL_VERSION_KEY, "a string")),
-            None => return Err(missing(PROTOCOL_VERSION_KEY)),
-        };
-        let client_capabilities = match meta.get(CLIENT_CAPABILITIES_KEY) {
-            Some(Value::Object(c)) => c.clone(),
-            Some(_) => return Err(ill_typed(CLIENT_CAPABILITIES_KEY, "an object")),
-            None => return Err(missing(CLIENT_CAPABILITIES_KEY)),
-        };
-        let client_info = match meta.get(CLIENT_INFO_KEY) {
-            None => None,
-            Some(info @ Value::Object(o))
-                if o.get("name").is_some_and(Value::is_string) && o.get("version").is_some_and(Value::is_string) =>
-            {
-                Some(info.clone())
+        // One pass over the members, each envelope key to its slot and the rest kept: a
+        // lookup and a removal per key (long keys sharing a 24-byte prefix) cost more than the
+        // whole pass.
+        let mut envelope = Envelope::default();
+        let mut rest = Map::new();
+        for (key, value) in std::mem::take(meta) {
+            match key.as_str() {
+                PROTOCOL_VERSION_KEY => envelope.protocol_version = Some(value),
+                CLIENT_CAPABILITIES_KEY => envelope.client_capabilities = Some(value),
+                CLIENT_INFO_KEY => envelope.client_info = Some(value),
+                LOG_LEVEL_KEY => envelope.log_level = Some(value),
+                PROGRESS_TOKEN_KEY => envelope.progress_token = Some(value),
+                _ => _ = rest.insert(key, value),
             }
-            Some(_) => return Err(ill_typed(CLIENT_INFO_KEY, "an object with string name and version")),
-        };
-        let log_level = match meta.get(LOG_LEVEL_KEY) {
-            None => None,
-            Some(Value::String(s)) => {
-                Some(LogLevel::parse(s).ok_or_else(|| ill_typed(LOG_LEVEL_KEY, "one of the eight log levels"))?)
-            }
-            Some(_) => return Err(ill_typed(LOG_LEVEL_KEY, "one of the eight log levels")),
-        };
-        let progress_token = match meta.get("progressToken") {
-            None => None,
-            Some(t @ (Value::String(_) | Value::Number(_))) => Some(t.clone()),
-            Some(_) => return Err(ill_typed("progressToken", "a string or an integer")),
-        };
-        Ok(RequestMeta { protocol_version, client_capabilities, client_info, log_level, progress_token })
+        }
+        let read = envelope.read()?;
+        if rest.is_empty() {
+            params.remove("_meta");
+        } else {
+            *meta = rest;
+        }
+        Ok(read)
     }
 
     /// What part of `required` (a `ClientCapabilities`-shaped object) this request did not
@@ -138,6 +142,58 @@ impl RequestMeta {
     pub fn missing_capabilities(&self, required: &Value) -> Option<Value> {
         missing_caps(&self.client_capabilities, required)
     }
+}
+
+/// `_meta` key of a request's progress token.
+const PROGRESS_TOKEN_KEY: &str = "progressToken";
+
+/// The envelope's members as found in `_meta`, before they are checked.
+#[derive(Default)]
+struct Envelope {
+    protocol_version: Option<Value>,
+    client_capabilities: Option<Value>,
+    client_info: Option<Value>,
+    log_level: Option<Value>,
+    progress_token: Option<Value>,
+}
+
+impl Envelope {
+    /// Each member checked in turn, the first missing or ill-typed one the error.
+    fn read(self) -> Result<RequestMeta, RpcError> {
+        let protocol_version = match self.protocol_version {
+            Some(Value::String(v)) => v,
+            Some(_) => return Err(ill_typed(PROTOCOL_VERSION_KEY, "a string")),
+            None => return Err(missing(PROTOCOL_VERSION_KEY)),
+        };
+        let client_capabilities = match self.client_capabilities {
+            Some(Value::Object(c)) => c,
+            Some(_) => return Err(ill_typed(CLIENT_CAPABILITIES_KEY, "an object")),
+            None => return Err(missing(CLIENT_CAPABILITIES_KEY)),
+        };
+        let client_info = match self.client_info {
+            None => None,
+            Some(info) if is_client_info(&info) => Some(info),
+            Some(_) => return Err(ill_typed(CLIENT_INFO_KEY, "an object with string name and version")),
+        };
+        let log_level = match &self.log_level {
+            None => None,
+            Some(Value::String(s)) => {
+                Some(LogLevel::parse(s).ok_or_else(|| ill_typed(LOG_LEVEL_KEY, "one of the eight log levels"))?)
+            }
+            Some(_) => return Err(ill_typed(LOG_LEVEL_KEY, "one of the eight log levels")),
+        };
+        let progress_token = match self.progress_token {
+            None => None,
+            Some(t @ (Value::String(_) | Value::Number(_))) => Some(t),
+            Some(_) => return Err(ill_typed(PROGRESS_TOKEN_KEY, "a string or an integer")),
+        };
+        Ok(RequestMeta { protocol_version, client_capabilities, client_info, log_level, progress_token })
+    }
+}
+
+/// An object with string `name` and `version`.
+fn is_client_info(info: &Value) -> bool {
+    info.get("name").is_some_and(Value::is_string) && info.get("version").is_some_and(Value::is_string)
 }
 
 /// The capability matching rule: a top-level key counts as declared if present; nested
@@ -195,6 +251,35 @@ mod tests {
         assert_eq!(m.protocol_version, "2026-07-28");
         assert_eq!(m.log_level, Some(LogLevel::Warning));
         assert_eq!(m.progress_token, Some(json!(5)));
+    }
+
+    #[test]
+    fn taking_moves_the_envelope_and_leaves_the_rest_of_meta() {
+        let full = json!({
+            PROTOCOL_VERSION_KEY: "2026-07-28",
+            CLIENT_CAPABILITIES_KEY: {"sampling": {}},
+            CLIENT_INFO_KEY: {"name": "c", "version": "1"},
+            LOG_LEVEL_KEY: "warning",
+            "progressToken": "p",
+            "traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+        });
+        let mut taken = params(full.clone());
+        let m = RequestMeta::take_from_params(&mut taken).unwrap();
+        assert_eq!(m, RequestMeta::from_params(&params(full)).unwrap());
+        assert_eq!(
+            Value::Object(taken),
+            json!({"_meta": {"traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}})
+        );
+
+        let mut only_envelope = params(json!({PROTOCOL_VERSION_KEY: "2026-07-28", CLIENT_CAPABILITIES_KEY: {}}));
+        only_envelope.insert("name".into(), json!("echo"));
+        RequestMeta::take_from_params(&mut only_envelope).unwrap();
+        assert_eq!(Value::Object(only_envelope), json!({"name": "echo"}), "an emptied _meta is removed");
+
+        let mut refused =
+            params(json!({PROTOCOL_VERSION_KEY: "2026-07-28", CLIENT_CAPABILITIES_KEY: {}, "progressToken": []}));
+        let e = RequestMeta::take_from_params(&mut refused).unwrap_err();
+        assert!(e.message.contains("progressToken"), "{}", e.message);
     }
 
     #[test]

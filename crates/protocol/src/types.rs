@@ -119,10 +119,23 @@ impl CacheHint {
 /// Stamp `resultType: "complete"` (when absent) and `_meta.serverInfo` (when absent) on a
 /// result object (RES-1, RES-2).
 pub fn stamp_result(result: &mut Map<String, Value>, server_info: &Value) {
-    result.entry("resultType").or_insert_with(|| Value::from("complete"));
-    let meta = result.entry("_meta").or_insert_with(|| Value::Object(Map::new()));
-    if let Value::Object(meta) = meta {
-        meta.entry(SERVER_INFO_KEY).or_insert_with(|| server_info.clone());
+    // Looked up before inserting: `Map::entry` takes an owned key, a copy per call even
+    // when the member is there already.
+    if !result.contains_key("resultType") {
+        result.insert("resultType".to_owned(), Value::from("complete"));
+    }
+    match result.get_mut("_meta") {
+        Some(Value::Object(meta)) => {
+            if !meta.contains_key(SERVER_INFO_KEY) {
+                meta.insert(SERVER_INFO_KEY.to_owned(), server_info.clone());
+            }
+        }
+        Some(_) => {}
+        None => {
+            let mut meta = Map::new();
+            meta.insert(SERVER_INFO_KEY.to_owned(), server_info.clone());
+            result.insert("_meta".to_owned(), Value::Object(meta));
+        }
     }
 }
 
@@ -579,6 +592,10 @@ mod tests {
         let mut r = json!({});
         stamp_result(r.as_object_mut().unwrap(), &json!({"name":"s","version":"2"}));
         assert_eq!(r["resultType"], "complete");
+        assert_eq!(r["_meta"], json!({SERVER_INFO_KEY: {"name":"s","version":"2"}}));
+        let mut r = json!({"_meta": {"progress": 1}});
+        stamp_result(r.as_object_mut().unwrap(), &json!({"name":"s","version":"2"}));
+        assert_eq!(r["_meta"], json!({"progress": 1, SERVER_INFO_KEY: {"name":"s","version":"2"}}));
         CacheHint { ttl_ms: 5, scope: CacheScope::Public }.apply(r.as_object_mut().unwrap());
         assert_eq!((r["ttlMs"].clone(), r["cacheScope"].clone()), (json!(5), json!("public")));
     }
