@@ -5,6 +5,9 @@
 //! (or none). Batches and posted responses are rejected. Encoding produces compact one-line JSON,
 //! which SSE framing and line-reading clients rely on.
 
+mod body;
+
+pub(crate) use body::{Body, Members};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
@@ -101,39 +104,57 @@ pub fn parse_json(body: &[u8]) -> Result<Value, Rejection> {
     serde_json::from_slice(body).map_err(|e| Rejection::new(None, RpcError::parse_error(e)))
 }
 
+/// Step 3, keeping a message's members apart (see [`body`]): what [`validate_message`]
+/// reads.
+///
+/// [`validate_message`]: crate::validate::validate_message
+pub(crate) fn parse_body(body: &[u8]) -> Result<Body, Rejection> {
+    serde_json::from_slice(body).map_err(|e| Rejection::new(None, RpcError::parse_error(e)))
+}
+
 /// Step 4 over an already parsed body: one request or notification object (see
 /// [`parse_message`]).
 pub fn message_from_value(value: Value) -> Result<Message, Rejection> {
-    let mut obj = match value {
-        Value::Object(obj) => obj,
-        Value::Array(_) => {
+    message_from_body(match value {
+        Value::Object(obj) => Body::Object(Members::of(obj)),
+        other => Body::Other(other),
+    })
+}
+
+/// Step 4 over a body parsed by [`parse_body`].
+pub(crate) fn message_from_body(body: Body) -> Result<Message, Rejection> {
+    let m = match body {
+        Body::Object(members) => members,
+        Body::Other(Value::Array(_)) => {
             return Err(Rejection::new(
                 None,
                 RpcError::invalid_request("Batch requests are not supported in protocol version 2026-07-28"),
             ));
         }
-        _ => return Err(Rejection::new(None, RpcError::invalid_request("A JSON-RPC message must be an object"))),
+        Body::Other(_) => {
+            return Err(Rejection::new(None, RpcError::invalid_request("A JSON-RPC message must be an object")));
+        }
     };
     let id =
-        match obj.get("id") {
+        match &m.id {
             None => None,
             Some(v) => Some(RequestId::from_value(v).ok_or_else(|| {
                 Rejection::new(None, RpcError::invalid_request("The id must be a string or an integer"))
             })?),
         };
     let reject = |msg: &str| Rejection::new(id.clone(), RpcError::invalid_request(msg));
-    if obj.get("jsonrpc") != Some(&Value::String("2.0".into())) {
+    if m.jsonrpc.as_ref().and_then(Value::as_str) != Some("2.0") {
         return Err(reject("The jsonrpc member must be exactly \"2.0\""));
     }
-    if obj.contains_key("result") || obj.contains_key("error") {
+    if m.rest.contains_key("result") || m.rest.contains_key("error") {
         return Err(reject("JSON-RPC responses are not accepted by this server"));
     }
-    let method = match obj.remove("method") {
+    let method = match m.method {
         Some(Value::String(m)) => m,
         Some(_) => return Err(reject("The method member must be a string")),
         None => return Err(reject("The method member is missing")),
     };
-    let params = match obj.remove("params") {
+    let params = match m.params {
         None => Map::new(),
         Some(Value::Object(p)) => p,
         Some(_) => return Err(reject("The params member must be an object")),

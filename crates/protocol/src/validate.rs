@@ -11,7 +11,7 @@ use serde_json::Value;
 use crate::envelope::RequestMeta;
 use crate::error::RpcError;
 use crate::headers::{self, METHOD_HEADER, METHOD_NAME, PROTOCOL_VERSION_HEADER, PROTOCOL_VERSION_NAME};
-use crate::jsonrpc::{Message, Rejection, RequestId, message_from_value, parse_json};
+use crate::jsonrpc::{Message, Rejection, RequestId, message_from_body, parse_body};
 
 /// The first protocol version of the stateless era; ISO dates sort chronologically.
 pub const FIRST_MODERN_VERSION: &str = "2026-07-28";
@@ -44,16 +44,16 @@ pub enum Validated {
 /// `MCP-Protocol-Version` header, is 2025-era traffic and comes back whole as
 /// [`Validated::Legacy`] for the legacy layer (it may be a batch or a posted response).
 pub fn validate_message(headers: &HeaderMap, body: &[u8], supported: &[&str]) -> Result<Validated, Rejection> {
-    let value = parse_json(body)?;
-    let claimed = value.get("params").and_then(Value::as_object).is_some_and(RequestMeta::has_claim);
+    let parsed = parse_body(body)?;
+    let claimed = parsed.params().is_some_and(RequestMeta::has_claim);
     if !claimed {
         let header_version =
-            headers::header_text(headers, &PROTOCOL_VERSION_NAME).map_err(|e| Rejection::new(id_of(&value), e))?;
+            headers::header_text(headers, &PROTOCOL_VERSION_NAME).map_err(|e| Rejection::new(id_of(&parsed), e))?;
         if !header_version.is_some_and(is_modern) {
-            return Ok(Validated::Legacy(value));
+            return Ok(Validated::Legacy(parsed.into_value()));
         }
     }
-    let message = message_from_value(value)?;
+    let mut message = message_from_body(parsed)?;
     let id = message.id.clone();
     let reject = |error: RpcError| Rejection::new(id.clone(), error);
 
@@ -78,7 +78,7 @@ pub fn validate_message(headers: &HeaderMap, body: &[u8], supported: &[&str]) ->
     }
 
     // Step 6: envelope well-formed.
-    let meta = RequestMeta::from_params(&message.params).map_err(reject)?;
+    let meta = RequestMeta::take_from_params(&mut message.params).map_err(reject)?;
 
     // Step 7: headers that are present must agree with the body. Each is read once, here; step
     // 9 asks the same values whether they are present.
@@ -121,8 +121,8 @@ fn present(name: &str, header: Option<&str>, body_value: &str) -> Result<(), Rpc
 }
 
 /// The id of a parsed body, when it has a readable one (to echo in an early rejection).
-fn id_of(value: &Value) -> Option<RequestId> {
-    serde_json::from_value(value.get("id")?.clone()).ok()
+fn id_of(body: &crate::jsonrpc::Body) -> Option<RequestId> {
+    serde_json::from_value(body.id()?.clone()).ok()
 }
 
 /// Whether a version string belongs to the stateless era.
