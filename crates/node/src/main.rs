@@ -17,6 +17,12 @@ use clap::Parser;
 
 use config::Config;
 
+/// mimalloc rather than the system allocator (the `mimalloc` feature, on by default): see the
+/// dependency's note in Cargo.toml.
+#[cfg(feature = "mimalloc")]
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let config = Config::parse();
     let telemetry =
