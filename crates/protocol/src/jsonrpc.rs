@@ -171,12 +171,23 @@ pub fn value_bytes(value: &Value) -> Vec<u8> {
 
 /// Encode a successful response as compact JSON.
 pub fn encode_result(id: &RequestId, result: &Value) -> Vec<u8> {
-    let mut out = Vec::with_capacity(64);
-    out.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
-    out.extend_from_slice(id.to_json().as_bytes());
-    out.extend_from_slice(b",\"result\":");
     // Writing a Value into a Vec cannot fail.
-    let _ = serde_json::to_writer(&mut out, result);
+    result_frame(id, 256, |out| _ = serde_json::to_writer(out, result))
+}
+
+/// Encode a successful response around a result object already written as JSON text.
+pub fn encode_written_result(id: &RequestId, result: &[u8]) -> Vec<u8> {
+    result_frame(id, result.len() + 48, |out| out.extend_from_slice(result))
+}
+
+/// `{"jsonrpc":"2.0","id":…,"result":…}`, the result written by `write`.
+fn result_frame(id: &RequestId, capacity: usize, write: impl FnOnce(&mut Vec<u8>)) -> Vec<u8> {
+    let mut out = Vec::with_capacity(capacity);
+    out.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
+    // Writing an id (a number or a string) into a Vec cannot fail.
+    let _ = serde_json::to_writer(&mut out, id);
+    out.extend_from_slice(b",\"result\":");
+    write(&mut out);
     out.push(b'}');
     out
 }

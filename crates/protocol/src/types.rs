@@ -139,6 +139,65 @@ pub fn stamp_result(result: &mut Map<String, Value>, server_info: &Value) {
     }
 }
 
+/// A complete `tools/call` result as its stamped wire object: what [`stamp_result`] gives for
+/// `result` turned into a map (`resultType: "complete"`, `_meta.serverInfo` beside the result's
+/// own `_meta`, whose own `serverInfo` wins), written without building that map.
+///
+/// ```
+/// use mcp_fleet_protocol::types::{CallToolResult, StampedToolResult};
+/// let info = serde_json::json!({"name": "demo", "version": "1.0.0"});
+/// let result = CallToolResult::text("hi");
+/// let wire = serde_json::to_value(StampedToolResult { result: &result, server_info: &info }).unwrap();
+/// assert_eq!(wire["resultType"], "complete");
+/// assert_eq!(wire["_meta"]["io.modelcontextprotocol/serverInfo"], info);
+/// ```
+#[derive(Debug, Clone, Copy)]
+pub struct StampedToolResult<'a> {
+    /// The handler's result.
+    pub result: &'a CallToolResult,
+    /// The server's `serverInfo`.
+    pub server_info: &'a Value,
+}
+
+impl Serialize for StampedToolResult<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+        let r = self.result;
+        let mut map = serializer.serialize_map(None)?;
+        map.serialize_entry("content", &r.content)?;
+        if let Some(structured) = &r.structured_content {
+            map.serialize_entry("structuredContent", structured)?;
+        }
+        if r.is_error {
+            map.serialize_entry("isError", &true)?;
+        }
+        map.serialize_entry("resultType", "complete")?;
+        map.serialize_entry("_meta", &MetaWithServerInfo { meta: r.meta.as_ref(), server_info: self.server_info })?;
+        map.end()
+    }
+}
+
+/// A result's `_meta` with the server's `serverInfo` added when it has none.
+struct MetaWithServerInfo<'a> {
+    meta: Option<&'a Map<String, Value>>,
+    server_info: &'a Value,
+}
+
+impl Serialize for MetaWithServerInfo<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+        let mut map = serializer.serialize_map(None)?;
+        let own = self.meta.into_iter().flatten();
+        for (key, value) in own {
+            map.serialize_entry(key, value)?;
+        }
+        if !self.meta.is_some_and(|m| m.contains_key(SERVER_INFO_KEY)) {
+            map.serialize_entry(SERVER_INFO_KEY, self.server_info)?;
+        }
+        map.end()
+    }
+}
+
 /// A tool definition as listed by `tools/list`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -582,6 +641,28 @@ pub struct GetPromptResult {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// The stamped writer gives what stamping the result's map gives.
+    #[test]
+    fn a_stamped_tool_result_is_the_stamped_map() {
+        let info = json!({"name": "s", "version": "2"});
+        let own_meta = json!({"progress": 1}).as_object().unwrap().clone();
+        let own_info = json!({SERVER_INFO_KEY: {"name": "x", "version": "1"}}).as_object().unwrap().clone();
+        let results = [
+            CallToolResult::text("hello"),
+            CallToolResult::error("bad"),
+            CallToolResult::structured(json!({"n": 1})),
+            CallToolResult { meta: Some(own_meta), ..CallToolResult::text("m") },
+            CallToolResult { meta: Some(own_info), ..CallToolResult::default() },
+        ];
+        for result in results {
+            let Value::Object(mut map) = serde_json::to_value(&result).unwrap() else { panic!("an object") };
+            map.insert("resultType".into(), json!("complete"));
+            stamp_result(&mut map, &info);
+            let written = serde_json::to_value(StampedToolResult { result: &result, server_info: &info }).unwrap();
+            assert_eq!(written, Value::Object(map), "{result:?}");
+        }
+    }
 
     #[test]
     fn stamping_keeps_handler_values() {

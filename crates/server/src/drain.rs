@@ -14,7 +14,7 @@ use std::sync::{Arc, PoisonError};
 use std::time::Duration;
 
 use mcp_fleet_protocol::RpcError;
-use serde_json::{Value, json};
+use serde_json::json;
 
 use crate::handler::McpHandler;
 use crate::methods::CallFuture;
@@ -93,7 +93,7 @@ pub(crate) async fn cut_at_deadline(
     call: CallFuture,
     mut shutdown: Shutdown,
     names: Arc<CutNames>,
-) -> Result<Value, RpcError> {
+) -> Result<crate::methods::CallResult, RpcError> {
     tokio::select! {
         biased;
         answer = call => answer,

@@ -177,10 +177,10 @@ pub(crate) fn record_error(span: &Span, error: &RpcError) {
     span.record("otel.status_description", error.message.as_str());
 }
 
-/// A call finished with `result`: a tool result with `isError` is an error of the call
-/// (`error.type = tool_error`), though the JSON-RPC exchange succeeded.
-pub(crate) fn record_result(span: &Span, result: &Value) {
-    if span.is_disabled() || result.get("isError") != Some(&Value::Bool(true)) {
+/// A call finished with a result: a tool result with `isError` (`is_tool_error`) is an error
+/// of the call (`error.type = tool_error`), though the JSON-RPC exchange succeeded.
+pub(crate) fn record_result(span: &Span, is_tool_error: bool) {
+    if span.is_disabled() || !is_tool_error {
         return;
     }
     span.record("error.type", "tool_error");

@@ -148,6 +148,19 @@ pub(crate) struct Ending {
 }
 
 impl Ending {
+    /// [`Ending::of`] a call's result: a written one is a complete tool result.
+    pub(crate) fn of_call(answer: Result<&crate::methods::CallResult, &RpcError>) -> Self {
+        use crate::methods::CallResult;
+        match answer {
+            Ok(CallResult::Value(value)) => Ending::of(Ok(value)),
+            Ok(written @ CallResult::Written { .. }) => {
+                let outcome = if written.is_tool_error() { "tool_error" } else { "ok" };
+                Ending { outcome, error_code: None, error_reason: None, task_id: None }
+            }
+            Err(error) => Ending::of(Err(error)),
+        }
+    }
+
     pub(crate) fn of(answer: Result<&Value, &RpcError>) -> Self {
         let ending = |outcome| Ending { outcome, error_code: None, error_reason: None, task_id: None };
         match answer {
@@ -242,6 +255,9 @@ mod tests {
         assert_eq!(of(Ok(serde_json::json!({"resultType": "complete", "content": []}))), "ok");
         assert_eq!(of(Ok(serde_json::json!({"isError": true}))), "tool_error");
         assert_eq!(of(Ok(serde_json::json!({"resultType": "input_required"}))), "input_required");
+        let written = |is_error| crate::methods::CallResult::Written { json: b"{}".to_vec(), is_error };
+        assert_eq!(Ending::of_call(Ok(&written(false))).outcome, "ok");
+        assert_eq!(Ending::of_call(Ok(&written(true))).outcome, "tool_error");
         let task = Ending::of(Ok(&serde_json::json!({"resultType": "task", "taskId": "t1"})));
         assert_eq!((task.outcome, task.task_id.as_deref()), ("task", Some("t1")));
         let stale = RpcError::invalid_params("stale").with_data(serde_json::json!({"reason": "stale_request_state"}));

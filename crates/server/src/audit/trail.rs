@@ -150,8 +150,16 @@ pub(crate) struct CallStart {
 
 impl CallStart {
     /// The call was answered with `answer`.
-    pub(crate) fn finish(mut self, answer: Result<&Value, &RpcError>) {
-        let ending = Ending::of(answer);
+    pub(crate) fn finish(self, answer: Result<&Value, &RpcError>) {
+        self.end(Ending::of(answer));
+    }
+
+    /// The call was answered with `answer`, a call's result.
+    pub(crate) fn finish_call(self, answer: Result<&crate::methods::CallResult, &RpcError>) {
+        self.end(Ending::of_call(answer));
+    }
+
+    fn end(mut self, ending: Ending) {
         if let Some(record) = self.record.as_mut() {
             record.outcome = ending.outcome;
             record.error_code = ending.error_code;

@@ -10,7 +10,7 @@ use crate::context::NotificationReceiver;
 use bytes::Bytes;
 use futures_util::FutureExt;
 use http_body::{Body, Frame};
-use mcp_fleet_protocol::jsonrpc::{encode_error, encode_result};
+use mcp_fleet_protocol::jsonrpc::encode_error;
 use mcp_fleet_protocol::{RequestId, sse};
 
 use crate::methods::CallFuture;
@@ -61,7 +61,7 @@ impl Body for CallBody {
                 sse::write_event(&mut buf, &msg);
             }
             let response = match result {
-                Ok(value) => encode_result(&this.id, &value),
+                Ok(answer) => answer.encode_response(&this.id),
                 Err(error) => encode_error(Some(&this.id), &error),
             };
             sse::write_event(&mut buf, &response);

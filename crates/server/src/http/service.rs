@@ -23,7 +23,7 @@ use crate::auth::RetryAfter;
 use crate::auth::www_authenticate::insufficient_scope;
 use crate::context::RequestContext;
 use crate::handler::McpHandler;
-use crate::methods::{CallFuture, MethodRequest, Prepared, prepare, required_scopes};
+use crate::methods::{CallFuture, CallResult, MethodRequest, Prepared, prepare, required_scopes};
 use crate::trace;
 
 impl McpHandler {
@@ -298,11 +298,11 @@ async fn run_call(
 
 /// A finished call as JSON (its error's status was set by `RpcError::from_handler`), its
 /// outcome recorded on the request span.
-fn call_json(id: &RequestId, result: Result<serde_json::Value, RpcError>, span: &Span) -> Response<ResponseBody> {
+fn call_json(id: &RequestId, result: Result<CallResult, RpcError>, span: &Span) -> Response<ResponseBody> {
     match result {
-        Ok(value) => {
-            trace::record_result(span, &value);
-            json(StatusCode::OK, encode_result(id, &value))
+        Ok(answer) => {
+            trace::record_result(span, answer.is_tool_error());
+            json(StatusCode::OK, answer.encode_response(id))
         }
         Err(e) => {
             trace::record_error(span, &e);

@@ -45,7 +45,7 @@ async fn a_json_call_answers_compact_one_line_json() {
     assert_eq!(headers["content-type"], "application/json");
     assert_eq!(
         &bytes[..],
-        br#"{"jsonrpc":"2.0","id":3,"result":{"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"unit","version":"0.1.0"}},"content":[{"text":"hi","type":"text"}],"resultType":"complete"}}"#
+        br#"{"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"hi"}],"resultType":"complete","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"unit","version":"0.1.0"}}}}"#
     );
 }
 

@@ -25,7 +25,7 @@ use tokio::task::AbortHandle;
 use super::session::SessionRecord;
 use crate::context::{NotificationReceiver, RequestContext};
 use crate::handler::McpHandler;
-use crate::methods::{CallFuture, MethodRequest, Prepared, prepare};
+use crate::methods::{CallFuture, CallResult, MethodRequest, Prepared, prepare};
 
 /// Most input rounds of one call: a handler that keeps asking is failed, not looped forever.
 const MAX_ROUNDS: usize = 16;
@@ -230,7 +230,8 @@ async fn forward(
     out: &mpsc::Sender<Out>,
 ) -> Result<Value, RpcError> {
     loop {
-        let Some(rx) = notifications.as_deref_mut() else { return future.await };
+        // A 2025 request's results are always built as maps (`Finisher::finish_tool_call`).
+        let Some(rx) = notifications.as_deref_mut() else { return future.await.map(CallResult::into_value) };
         tokio::select! {
             biased;
             Some(message) = rx.recv() => {
@@ -240,7 +241,7 @@ async fn forward(
                 while let Ok(message) = rx.try_recv() {
                     let _ = out.send(Out::Message(message)).await;
                 }
-                return result;
+                return result.map(CallResult::into_value);
             }
         }
     }

@@ -15,10 +15,11 @@ use crate::context::RequestContext;
 use crate::handler::HandlerShared;
 use crate::listen::ListenBody;
 
+use super::answer::CallResult;
 use super::{completion, discover, listen, lists, prompts, resources, tools};
 
 /// A call's eventual result object (already stamped), or its error.
-pub(crate) type CallFuture = BoxFuture<'static, Result<Value, RpcError>>;
+pub(crate) type CallFuture = BoxFuture<'static, Result<CallResult, RpcError>>;
 
 /// How a request will be answered when it is not refused. A refusal is the `Err(RpcError)`
 /// of [`prepare`], whose status (in-band 200 or the code's own) decides the response.
@@ -37,6 +38,14 @@ impl Prepared {
     /// A call of `future`, whose errors take the status a handler's error gets.
     pub(crate) fn call(
         future: impl Future<Output = Result<Value, RpcError>> + Send + 'static,
+        notifications: Option<crate::context::NotificationReceiver>,
+    ) -> Prepared {
+        Prepared::call_written(future.map_ok(CallResult::Value), notifications)
+    }
+
+    /// [`Prepared::call`] of a future that answers a [`CallResult`] itself.
+    pub(crate) fn call_written(
+        future: impl Future<Output = Result<CallResult, RpcError>> + Send + 'static,
         notifications: Option<crate::context::NotificationReceiver>,
     ) -> Prepared {
         Prepared::Call { future: future.map_err(RpcError::from_handler).boxed(), notifications }
@@ -107,7 +116,7 @@ fn ended(
                 None => cut.boxed(),
                 Some(audit) => async move {
                     let answer = cut.await;
-                    audit.finish(answer.as_ref());
+                    audit.finish_call(answer.as_ref());
                     answer
                 }
                 .boxed(),

@@ -2,6 +2,7 @@
 //! that runs the server-side gates (method exists, client capabilities, `Mcp-Param-*`) and
 //! turns a validated request into something the HTTP layer can answer.
 
+mod answer;
 pub(crate) mod completion;
 pub(crate) mod discover;
 mod dispatch;
@@ -15,6 +16,7 @@ mod tools;
 
 pub(crate) use tools::required_scopes;
 
+pub(crate) use answer::CallResult;
 pub(crate) use dispatch::{CallFuture, MethodRequest, Prepared, prepare};
 pub(crate) use mrtr::{Finisher, capability_for};
 

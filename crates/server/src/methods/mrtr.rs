@@ -5,13 +5,13 @@
 use std::sync::Arc;
 
 use mcp_fleet_protocol::envelope::RequestMeta;
-use mcp_fleet_protocol::types::{CacheHint, stamp_result};
+use mcp_fleet_protocol::types::{CacheHint, CallToolResult, StampedToolResult, stamp_result};
 use mcp_fleet_protocol::{Method, RpcError};
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 
-use super::MethodRequest;
 use super::state::{Refused, StateCodec};
+use super::{CallResult, MethodRequest};
 use crate::catalog::DefinitionRevision;
 use crate::context::{CallContext, NotificationReceiver};
 use crate::outcome::{InputRequired, Outcome};
@@ -108,7 +108,7 @@ pub(super) fn start_call(
     let revision = revision.clone();
     let codec = req.shared.state_codec.clone();
     read_retry(&req.params, &codec, (&binding, &revision), &mut ctx)?;
-    let finisher = Finisher { info: req.server.info().clone(), codec, binding, revision, meta };
+    let finisher = Finisher { info: req.server.info().clone(), codec, binding, revision, meta, legacy: req.legacy };
     Ok((ctx, notifications, finisher))
 }
 
@@ -122,6 +122,8 @@ pub(crate) struct Finisher {
     revision: DefinitionRevision,
     /// The request's declared client capabilities (the rest of the envelope left empty).
     meta: RequestMeta,
+    /// A 2025-era request, whose result the legacy layer reshapes as a map.
+    legacy: bool,
 }
 
 impl Finisher {
@@ -147,6 +149,21 @@ impl Finisher {
         };
         stamp_result(&mut result, &self.info);
         Ok(Value::Object(result))
+    }
+
+    /// [`Finisher::finish`] of a `tools/call`'s outcome: a complete result of a 2026-era
+    /// request is written out as JSON text (nothing downstream reads it as a map); anything
+    /// else is built as one.
+    pub(crate) fn finish_tool_call(&self, outcome: Outcome<CallToolResult>) -> Result<CallResult, RpcError> {
+        match outcome {
+            Outcome::Complete(result) if !self.legacy => {
+                let stamped = StampedToolResult { result: &result, server_info: &self.info };
+                let json = serde_json::to_vec(&stamped)
+                    .map_err(|e| RpcError::internal(format!("Handler result could not be serialised: {e}")))?;
+                Ok(CallResult::Written { json, is_error: result.is_error })
+            }
+            outcome => self.finish(outcome, None).map(CallResult::Value),
+        }
     }
 
     /// The `serverInfo` results are stamped with.

@@ -17,8 +17,10 @@ use mcp_fleet_protocol::types::CallToolResult;
 use mcp_fleet_protocol::{Method, RpcError};
 use serde_json::{Map, Value, json};
 
+use futures_util::TryFutureExt as _;
+
 use super::mrtr::start_call;
-use super::{MethodRequest, Prepared};
+use super::{CallResult, MethodRequest, Prepared};
 use crate::catalog::{ToolCall, ToolFn, run_guarded};
 use crate::intercept::intercepted;
 use crate::metrics::Metrics;
@@ -98,13 +100,14 @@ pub(super) fn prepare_call(req: &mut MethodRequest<'_>) -> Result<Prepared, RpcE
     if let Some(tasks) = tasks {
         let parts = crate::tasks::CallParts { handler, tool: name, arguments, ctx, finisher };
         // Its errors carry their statuses already (a refused task is 429, not in-band).
-        return Ok(Prepared::Call { future: Box::pin(tasks.call(parts).answer()), notifications });
+        let answer = tasks.call(parts).answer().map_ok(CallResult::Value);
+        return Ok(Prepared::Call { future: Box::pin(answer), notifications });
     }
     let future = async move {
         let outcome = run_guarded(&handler, ToolCall { arguments, ctx }).await?;
-        finisher.finish(outcome, None)
+        finisher.finish_tool_call(outcome)
     };
-    Ok(Prepared::call(future, notifications))
+    Ok(Prepared::call_written(future, notifications))
 }
 
 /// `run`, its complete results checked against the tool's `outputSchema` (itself when the tool
