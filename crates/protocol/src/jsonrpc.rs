@@ -101,7 +101,7 @@ pub fn parse_message(body: &[u8]) -> Result<Message, Rejection> {
 
 /// Step 3 alone: the body is JSON (any JSON value).
 pub fn parse_json(body: &[u8]) -> Result<Value, Rejection> {
-    serde_json::from_slice(body).map_err(|e| Rejection::new(None, RpcError::parse_error(e)))
+    parse_as(body)
 }
 
 /// Step 3, keeping a message's members apart (see [`body`]): what [`validate_message`]
@@ -109,6 +109,11 @@ pub fn parse_json(body: &[u8]) -> Result<Value, Rejection> {
 ///
 /// [`validate_message`]: crate::validate::validate_message
 pub(crate) fn parse_body(body: &[u8]) -> Result<Body, Rejection> {
+    parse_as(body)
+}
+
+/// Step 3 into `T`, a body that is not JSON refused with `-32700`.
+fn parse_as<T: serde::de::DeserializeOwned>(body: &[u8]) -> Result<T, Rejection> {
     serde_json::from_slice(body).map_err(|e| Rejection::new(None, RpcError::parse_error(e)))
 }
 

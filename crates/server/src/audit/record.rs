@@ -153,10 +153,7 @@ impl Ending {
         use crate::methods::CallResult;
         match answer {
             Ok(CallResult::Value(value)) => Ending::of(Ok(value)),
-            Ok(written @ CallResult::Written { .. }) => {
-                let outcome = if written.is_tool_error() { "tool_error" } else { "ok" };
-                Ending { outcome, error_code: None, error_reason: None, task_id: None }
-            }
+            Ok(written @ CallResult::Written { .. }) => Ending::complete(written.is_tool_error()),
             Err(error) => Ending::of(Err(error)),
         }
     }
@@ -180,10 +177,15 @@ impl Ending {
                     task_id: result.get("taskId").and_then(Value::as_str).map(str::to_owned),
                     ..ending("task")
                 },
-                _ if result.get("isError").and_then(Value::as_bool) == Some(true) => ending("tool_error"),
-                _ => ending("ok"),
+                _ => Ending::complete(result.get("isError").and_then(Value::as_bool) == Some(true)),
             },
         }
+    }
+
+    /// A complete result: `tool_error` when the tool reported one, else `ok`.
+    fn complete(is_tool_error: bool) -> Self {
+        let outcome = if is_tool_error { "tool_error" } else { "ok" };
+        Ending { outcome, error_code: None, error_reason: None, task_id: None }
     }
 }
 
