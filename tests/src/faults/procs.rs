@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use crate::proxy::CuttableProxy;
 use crate::{WAIT, eventually};
+use mcp_fleet_bus::testing::Awaiting;
 
 /// A loopback port nobody listens on right now.
 pub fn free_port() -> u16 {
@@ -273,33 +274,60 @@ impl SentinelSet {
     }
 
     /// Wait until the primary has both replicas connected and every sentinel sees them
-    /// and the two other sentinels: the set can fail over again.
+    /// and the two other sentinels: the set can fail over again. Bounded by [`SETTLE_WAIT`];
+    /// a timeout names what the last check found unsettled.
     pub async fn await_settled(&self) {
-        eventually("the sentinel set is settled", WAIT * 3, || async move { self.is_settled().await }).await;
+        let settled = Awaiting::new("the sentinel set is settled");
+        eventually(&settled, SETTLE_WAIT, async || match self.unsettled().await {
+            Some(reason) => {
+                settled.saw(reason);
+                false
+            }
+            None => true,
+        })
+        .await;
     }
 
-    async fn is_settled(&self) -> bool {
-        let Some(primary) = self.primary_port().await else { return false };
-        let Some(mut conn) = redis_connect(primary).await else { return false };
+    /// What keeps the set from being settled, or `None` when it is.
+    async fn unsettled(&self) -> Option<String> {
+        let Some(primary) = self.primary_port().await else { return Some("no sentinel names a primary".into()) };
+        let Some(mut conn) = redis_connect(primary).await else {
+            return Some(format!("primary {primary} does not answer"));
+        };
         let info: String = redis::cmd("INFO").arg("replication").query_async(&mut conn).await.unwrap_or_default();
-        if !info.contains("role:master") || info.matches("state=online").count() < 2 {
-            return false;
+        let online = info.matches("state=online").count();
+        if !info.contains("role:master") || online < 2 {
+            return Some(format!(
+                "primary {primary}: master={}, {online} replicas online",
+                info.contains("role:master")
+            ));
         }
         for port in &self.sentinel_ports {
-            let Some(mut conn) = redis_connect(*port).await else { return false };
+            let Some(mut conn) = redis_connect(*port).await else {
+                return Some(format!("sentinel {port} does not answer"));
+            };
             let master: Vec<String> =
                 redis::cmd("SENTINEL").arg("master").arg(MASTER_NAME).query_async(&mut conn).await.unwrap_or_default();
             let field = |name: &str| master.iter().position(|f| f == name).and_then(|i| master.get(i + 1)).cloned();
-            let ok = field("num-slaves").as_deref() == Some("2")
-                && field("num-other-sentinels").as_deref() == Some("2")
-                && field("flags").as_deref() == Some("master");
-            if !ok {
-                return false;
+            let (replicas, others, flags) = (field("num-slaves"), field("num-other-sentinels"), field("flags"));
+            if replicas.as_deref() != Some("2") || others.as_deref() != Some("2") || flags.as_deref() != Some("master")
+            {
+                let info: String = redis::cmd("INFO").arg("sentinel").query_async(&mut conn).await.unwrap_or_default();
+                let tilt = info.lines().find(|l| l.starts_with("sentinel_tilt:")).unwrap_or("sentinel_tilt:?");
+                return Some(format!(
+                    "sentinel {port}: num-slaves={replicas:?} num-other-sentinels={others:?} flags={flags:?} {}",
+                    tilt.trim()
+                ));
             }
         }
-        true
+        None
     }
 }
+
+/// How long [`SentinelSet::await_settled`] waits. A sentinel whose timer runs late by 2 s (a
+/// loaded CI machine) enters TILT mode for 30 s and acts on nothing meanwhile, reconfiguring
+/// the restarted server included; the bound leaves room for one TILT and the settling after it.
+const SETTLE_WAIT: Duration = Duration::from_secs(90);
 
 /// A NATS server with JetStream, alone or as one member of a cluster.
 pub struct NatsServer {
