@@ -64,7 +64,7 @@ impl McpHandler {
         let opts = &self.shared.options;
         if parts.method != Method::POST {
             let label = if parts.method == Method::GET { LEGACY_GET } else { LEGACY_DELETE };
-            return (label, self.answer_legacy(Arc::new(parts), principal, None).instrument(span.clone()).await);
+            return (label, self.legacy(Arc::new(parts), principal, None).instrument(span.clone()).await);
         }
         let read =
             tokio::time::timeout(opts.request_read_timeout, read_body(body, opts.max_body_bytes, &parts.headers));
@@ -82,10 +82,7 @@ impl McpHandler {
             }
             Ok(Validated::Legacy(body)) if opts.legacy.enabled => {
                 let label = legacy_label(&body);
-                return (
-                    label,
-                    self.answer_legacy(Arc::new(parts), principal, Some(body)).instrument(span.clone()).await,
-                );
+                return (label, self.legacy(Arc::new(parts), principal, Some(body)).instrument(span.clone()).await);
             }
             Ok(Validated::Legacy(body)) => {
                 // A modern-only endpoint: name the versions it serves (spec digest §6.2).
@@ -241,6 +238,20 @@ fn legacy_label(body: &serde_json::Value) -> &'static str {
 const WELL_KNOWN: &str = "oauth-protected-resource";
 
 impl McpHandler {
+    /// A 2025-era request's answer, its future boxed: it is several times the size of the
+    /// rest of [`McpHandler::handle`]'s, and every request's future (which hyper moves into
+    /// place per request) would otherwise be that large too. Not inlined, so the future is
+    /// built in this function's stack frame, not in that of every request's poll.
+    #[inline(never)]
+    fn legacy(
+        &self,
+        parts: Arc<http::request::Parts>,
+        principal: Option<crate::Principal>,
+        body: Option<serde_json::Value>,
+    ) -> futures_util::future::BoxFuture<'_, Response<ResponseBody>> {
+        Box::pin(self.answer_legacy(parts, principal, body))
+    }
+
     /// A method's error response; a tool's 403 carries its `insufficient_scope` challenge.
     fn method_error(&self, id: &RequestId, error: &RpcError) -> Response<ResponseBody> {
         let mut resp = error_response(Some(id), error);
