@@ -13,6 +13,13 @@
 # NODE ARGS containing {port} mean BINARY is not a node (the bare-hyper floor of
 # ../shared/bench/README.md): it is started with just those arguments, {port} replaced:
 #   loadtest/scripts/echo-instructions.sh floor ../.bench-target/release/hyper-echo {port}
+# Only the main thread is counted (callgrind --separate-threads): with one worker the node
+# serves every request there, as the floor does, and a background thread (the node hashes its
+# own executable at start, for its identity) cannot leak into the figure.
+# CACHE_SIM=1 also simulates the caches and branch predictors (valgrind's model of this
+# machine's L1: 32 KiB, 8-way, 64 B lines) and prints, per request, the L1 instruction misses,
+# L1 data read and write misses and mispredicted branches. Instruction counts do not show what
+# a request costs in memory traffic; these do (BENCHMARKS.md, "`tools/call`, third pass").
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 label=$1 bin=$2
@@ -27,7 +34,9 @@ if [[ "$*" == *"{port}"* ]]; then
 else
   args=(--listen "127.0.0.1:$port" --bus memory:// --worker-threads 1 "$@")
 fi
-valgrind --tool=callgrind --callgrind-out-file="$dir/$label.%p.out" "$bin" "${args[@]}" >"$dir/$label.node.log" 2>&1 &
+sim=()
+[ "${CACHE_SIM:-0}" = 1 ] && sim=(--cache-sim=yes --branch-sim=yes)
+valgrind --tool=callgrind --separate-threads=yes "${sim[@]}" --callgrind-out-file="$dir/$label.%p.out" "$bin" "${args[@]}" >"$dir/$label.node.log" 2>&1 &
 vg=$!
 trap 'kill $vg 2>/dev/null || true' EXIT
 for _ in $(seq 1 300); do
@@ -41,6 +50,16 @@ callgrind_control -d "$vg" >/dev/null
 summary=$(grep '^mcp-echo:' <<<"$out")
 requests=$(sed 's/.*requests=\([0-9]*\).*/\1/' <<<"$summary")
 grep -q 'non200=0 bad_body=0' <<<"$summary" || { echo "$label: errors in the run: $summary" >&2; exit 1; }
-profile=$(ls -t "$dir/$label".*.out.* | head -1)
-instructions=$(awk '/^(summary|totals):/ { print $2; exit }' "$profile")
+# The main thread's profile of this dump: LABEL.PID.out.1-01 (part 1, thread 1).
+profile=$(ls -t "$dir/$label".*.out.1-01 | head -1)
+read -r -a events < <(awk '/^events:/ { $1 = ""; print; exit }' "$profile")
+read -r -a totals < <(awk '/^(summary|totals):/ { $1 = ""; print; exit }' "$profile")
+instructions=${totals[0]}
 echo "$label: $((instructions / requests)) instructions per request ($requests requests, $instructions in all; $profile)"
+if [ "${CACHE_SIM:-0}" = 1 ]; then
+  per=""
+  for i in "${!events[@]}"; do
+    case ${events[$i]} in I1mr | D1mr | D1mw | Bcm | Bim) per+=" ${events[$i]}=$((totals[i] / requests))" ;; esac
+  done
+  echo "$label: per request:$per (L1 instruction misses, L1 data read/write misses, mispredicted conditional/indirect branches)"
+fi
