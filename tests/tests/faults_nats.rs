@@ -5,13 +5,15 @@
 //! continuous publishing across the fault, then single publishes 0, 300 and 1500 ms after it —
 //! and checks on every stream of every node that each accepted change arrived or was
 //! invalidated by a gap, that the nodes keep answering, and that the counters tell what
-//! happened.
+//! happened. One more pins the rollback case those scenarios reach only when a consumer lags:
+//! an event acknowledged to a node and lost before its consumer read it.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use mcp_fleet_bus::ServerEventBus;
+use futures_util::StreamExt;
+use mcp_fleet_bus::{BusItem, Change, EventKind, ServerEventBus};
 use mcp_fleet_bus_nats::{NatsBus, NatsBusOptions};
 use mcp_fleet_tests::faults::procs::{NatsCluster, NatsServer, TempDir};
 use mcp_fleet_tests::faults::{Fault, FaultFleet, run_scenarios};
@@ -114,6 +116,52 @@ async fn the_stream_rolled_back_within_its_epoch() {
     fleet.assert_delivered().await;
     assert!(fleet.counter("mcp_fleet_bus_gaps") >= 3 * 4, "{}", fleet.counters_line());
     fleet.shutdown().await;
+}
+
+/// A node published an event the stream then lost, and its consumer never read it (one still
+/// reconnecting after the restart that restored the store; here, one started after it): the
+/// stream ends where that consumer is, so only the node's record of what was acknowledged to
+/// it tells. Its consumer reports the gap at its first look at the stream, not at the node's
+/// next publish (which may never come).
+#[tokio::test]
+async fn an_acknowledged_event_lost_before_this_node_read_it_is_a_gap_without_a_publish() {
+    let dir = TempDir::new("nats-lost-unread");
+    let server = NatsServer::start(dir.path()).await;
+    let node = bus(&server.url(), 0).await;
+    let tools = || Change::list(EventKind::ToolsListChanged);
+    let kept = node.publish(tools()).await.expect("publish before the snapshot");
+    let mut store = RolledBack { server, snapshot: dir.path().join("snapshot") };
+    store.offline(copy_dir).await;
+    let lost = publish_until_accepted(&*node).await;
+    assert!(lost.version > kept.version, "{lost:?} after {kept:?}");
+    store.offline(|store, snapshot| copy_dir(snapshot, store)).await;
+    let mut stream = eventually_subscribed(&*node).await;
+    let first = tokio::time::timeout(WAIT, stream.next()).await.expect("an item in time").expect("stream open");
+    assert!(matches!(first, BusItem::Gap(_)), "the lost event is a gap first, got {first:?}");
+}
+
+/// Publish until the (restarting) server accepts.
+async fn publish_until_accepted(node: &dyn ServerEventBus) -> mcp_fleet_bus::EventEnvelope {
+    let deadline = tokio::time::Instant::now() + WAIT;
+    loop {
+        match node.publish(Change::list(EventKind::ToolsListChanged)).await {
+            Ok(accepted) => return accepted,
+            Err(e) => assert!(tokio::time::Instant::now() < deadline, "no publish accepted within {WAIT:?}: {e}"),
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// Subscribe, retrying while the server is still coming back.
+async fn eventually_subscribed(node: &dyn ServerEventBus) -> mcp_fleet_bus::BusStream {
+    let deadline = tokio::time::Instant::now() + WAIT;
+    loop {
+        match node.subscribe().await {
+            Ok(stream) => return stream,
+            Err(e) => assert!(tokio::time::Instant::now() < deadline, "no subscription within {WAIT:?}: {e}"),
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
 }
 
 /// An operator's `nats stream rm`: the stream and its consumers are gone.

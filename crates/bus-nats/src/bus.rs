@@ -106,6 +106,7 @@ impl NatsBus {
             counters: inner.counters.clone(),
             epoch: inner.epoch.clone(),
             rollbacks: inner.publisher.rollbacks(),
+            acknowledged: inner.publisher.tip(),
             status: inner.status.clone(),
         }
     }

@@ -22,6 +22,9 @@
 //!   that ends before that sequence, or holds another event there, was rolled back. A rollback
 //!   is counted in a cell the consumers share, and each reports a gap: a consumer that never
 //!   read past the restored end has no other sign of it (one that had detects it itself).
+//!   The consumers do not wait for this publisher's next publish: each time they read the
+//!   stream's state they compare its end with the newest event acknowledged here (the cell
+//!   [`Publisher::tip`]), and a stream ending before it is a gap at once.
 //!   Two acks that merely crossed, or a reconnect that lost nothing, read the stream once and
 //!   count nothing.
 
@@ -46,9 +49,10 @@ pub(crate) struct Publisher {
     /// The stream's epoch as last seen by this bus (shared with its consumers).
     epoch: Arc<AtomicU64>,
     client: async_nats::Client,
-    /// The newest event acknowledged to this publisher in the current epoch. A std mutex:
-    /// replaced whole, never held across `.await`.
-    tip: Mutex<Tip>,
+    /// The newest event acknowledged to this publisher in the current epoch (shared with the
+    /// consumers, which compare it with the stream's end). A std mutex: replaced whole, never
+    /// held across `.await`.
+    tip: Arc<Mutex<Tip>>,
     /// Rollbacks of the stream found so far (shared with the consumers, which report each as a
     /// gap).
     rollbacks: Arc<AtomicU64>,
@@ -58,7 +62,12 @@ impl Publisher {
     /// A publisher starting at `epoch` (read when the bus connected).
     pub(crate) fn new(js: Context, options: Arc<NatsBusOptions>, epoch: Arc<AtomicU64>) -> Self {
         let client = js.client();
-        Publisher { js, options, epoch, client, tip: Mutex::default(), rollbacks: Arc::default() }
+        Publisher { js, options, epoch, client, tip: Arc::default(), rollbacks: Arc::default() }
+    }
+
+    /// The cell holding the newest event acknowledged to this publisher, for the consumers.
+    pub(crate) fn tip(&self) -> Arc<Mutex<Tip>> {
+        self.tip.clone()
     }
 
     /// The cell counting rollbacks of the stream, for the consumers.
@@ -77,7 +86,8 @@ impl Publisher {
             }
             other => other.map_err(SendError::into_bus_error)?,
         };
-        let newest = Tip {
+        let mut newest = Tip {
+            epoch: self.epoch.load(Ordering::SeqCst),
             sequence: ack.sequence,
             event_id: env.event_id.clone(),
             connects: self.client.statistics().connects.load(Ordering::Relaxed),
@@ -96,6 +106,7 @@ impl Publisher {
             // The stream was recreated, or rolled back, or two acks crossed, or the client
             // merely reconnected. Learn which, and start counting anew.
             self.check_stream(&previous).await;
+            newest.epoch = self.epoch.load(Ordering::SeqCst);
             *self.lock_tip() = newest;
         }
         env.epoch = self.epoch.load(Ordering::SeqCst);
@@ -159,9 +170,11 @@ impl Publisher {
 
 /// The newest event acknowledged to the publisher.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-struct Tip {
+pub(crate) struct Tip {
+    /// The epoch the publisher stamped it with.
+    pub(crate) epoch: u64,
     /// Its stream sequence (0: none yet in this epoch).
-    sequence: u64,
+    pub(crate) sequence: u64,
     /// Its event id (its `Nats-Msg-Id`).
     event_id: String,
     /// The client's connection count when it was acknowledged.

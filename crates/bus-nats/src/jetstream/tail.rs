@@ -34,8 +34,8 @@
 //!   (a damaged store): [`GapReason::Unreadable`], and reading goes on after them;
 //! - the state cannot be read: the consumer is reported as reconnecting until it can.
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use async_nats::header::NATS_MESSAGE_ID;
 use async_nats::jetstream::consumer::pull::{Config as PullConfig, Stream as Messages};
@@ -46,6 +46,7 @@ use mcp_fleet_bus::{Backoff, BusCounters, BusError, BusItem, BusStream, EventEnv
 use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
 
+use super::publish::Tip;
 use super::stream::{StreamState, relocate};
 use crate::options::NatsBusOptions;
 
@@ -64,6 +65,9 @@ pub(crate) struct Shared {
     pub(crate) epoch: Arc<AtomicU64>,
     /// Rollbacks of the stream this bus's publisher found (see `publish`): each is a gap.
     pub(crate) rollbacks: Arc<AtomicU64>,
+    /// The newest event acknowledged to this bus's publisher: a stream that ends before it
+    /// lost it (see [`JetStreamTail::publisher_lost`]).
+    pub(crate) acknowledged: Arc<Mutex<Tip>>,
     pub(crate) status: StatusCell,
 }
 
@@ -99,6 +103,7 @@ pub(crate) async fn subscribe(shared: Shared, after: Option<(u64, u64)>) -> Resu
         last,
         last_id: None,
         rollbacks_seen,
+        lost_reported: Tip::default(),
         tx,
         idle_checks: 0,
         retried_at: None,
@@ -164,6 +169,8 @@ struct JetStreamTail {
     last_id: Option<String>,
     /// The publisher's rollback count this task has reported.
     rollbacks_seen: u64,
+    /// The last acknowledged event this task found lost (reported once).
+    lost_reported: Tip,
     tx: mpsc::Sender<BusItem>,
     /// Consecutive watch checks that found messages waiting while nothing arrived.
     idle_checks: u32,
@@ -259,6 +266,7 @@ impl JetStreamTail {
 
     /// Nothing arrived for a while: read the stream's state and decide (see the module docs).
     async fn watch(&mut self) -> Result<Verdict, Closed> {
+        let acknowledged = self.acknowledged();
         let state = match relocate(&self.shared.js, &self.shared.options).await {
             Ok((state, _)) => state,
             Err(err) => {
@@ -275,6 +283,7 @@ impl JetStreamTail {
             return Ok(Verdict::Reopen);
         }
         self.publisher_found_rollback().await?;
+        self.publisher_lost(&state, acknowledged).await?;
         if state.last_sequence > self.last {
             self.idle_checks += 1;
             if self.idle_checks >= 2 {
@@ -351,6 +360,28 @@ impl JetStreamTail {
         self.gap(GapReason::EpochChanged).await
     }
 
+    /// The newest event acknowledged to this bus's publisher, read before the stream's state
+    /// is: an ack comes after the stream stored the event, so a state read later that ends
+    /// before it proves the event lost.
+    fn acknowledged(&self) -> Tip {
+        self.shared.acknowledged.lock().unwrap_or_else(PoisonError::into_inner).clone()
+    }
+
+    /// The stream (of `acknowledged`'s epoch) ends before the newest event acknowledged to this
+    /// bus's publisher: it was rolled back, maybe before this task read that far (a consumer
+    /// still reconnecting after the restart that restored it), and the publisher would only
+    /// find out at its next publish, which may never come. Report a gap, once per lost event;
+    /// reading goes on where it is.
+    async fn publisher_lost(&mut self, state: &StreamState, acknowledged: Tip) -> Result<(), Closed> {
+        let lost = acknowledged.epoch == state.epoch && acknowledged.sequence > state.last_sequence;
+        if !lost || acknowledged == self.lost_reported {
+            return Ok(());
+        }
+        tracing::warn!(stream = %self.shared.options.stream_name, acknowledged = acknowledged.sequence, end = state.last_sequence, "nats bus: the stream lost an event acknowledged to this node, reporting a gap");
+        self.lost_reported = acknowledged;
+        self.gap(GapReason::EpochChanged).await
+    }
+
     /// The stream went back behind `last` in the same epoch: report the gap and continue after
     /// its end (the sequences past it are new events; those already there are what the gap
     /// covers).
@@ -395,6 +426,7 @@ impl JetStreamTail {
     /// One attempt: locate the stream (creating it if it is missing; a new epoch is a gap),
     /// then open a consumer after `last`.
     async fn try_reopen(&mut self) -> Result<Result<Consumer, BusError>, Closed> {
+        let acknowledged = self.acknowledged();
         let state = match relocate(&self.shared.js, &self.shared.options).await {
             Ok((state, _)) => state,
             Err(err) => return Ok(Err(err)),
@@ -403,6 +435,8 @@ impl JetStreamTail {
             self.rebase(state).await?;
         } else if self.is_rolled_back(&state).await {
             self.rewind(state).await?;
+        } else {
+            self.publisher_lost(&state, acknowledged).await?;
         }
         Ok(open_consumer(&self.shared.js, &self.shared.options, self.last).await)
     }
