@@ -7,10 +7,10 @@
 use std::sync::Arc;
 
 use crate::context::NotificationReceiver;
-use bytes::Bytes;
+use bytes::{Bytes, BytesMut};
 use http::{HeaderValue, Method, Request, Response, StatusCode, header};
 use http_body::Body;
-use http_body_util::{BodyExt, Limited};
+use http_body_util::BodyExt;
 use mcp_fleet_protocol::jsonrpc::{encode_error, encode_result};
 use mcp_fleet_protocol::validate::{Validated, validate_message};
 use mcp_fleet_protocol::{Method as McpMethod, RequestId, RpcError, SUPPORTED_VERSIONS};
@@ -337,11 +337,59 @@ where
     if declared.is_some_and(|n| n > limit as u64) {
         return Err(too_large());
     }
-    match Limited::new(body, limit).collect().await {
-        Ok(collected) => Ok(collected.to_bytes()),
-        Err(e) if e.downcast_ref::<http_body_util::LengthLimitError>().is_some() => Err(too_large()),
-        Err(e) => Err(Box::new(http_error(StatusCode::BAD_REQUEST, &format!("Could not read the request body: {e}")))),
+    match collect_limited(body, limit).await {
+        Ok(bytes) => Ok(bytes),
+        Err(BodyReadError::TooLarge) => Err(too_large()),
+        Err(BodyReadError::Failed(e)) => {
+            Err(Box::new(http_error(StatusCode::BAD_REQUEST, &format!("Could not read the request body: {e}"))))
+        }
     }
+}
+
+/// Why a request body could not be read whole.
+#[derive(Debug)]
+enum BodyReadError {
+    /// It has more bytes than the limit.
+    TooLarge,
+    /// The connection failed or the body's framing was broken.
+    Failed(Box<dyn std::error::Error + Send + Sync>),
+}
+
+/// A body's bytes, at most `limit` of them. A body that arrives as one data frame (what hyper
+/// makes of a small request with a `Content-Length`, nearly every JSON-RPC message) is that
+/// frame as it came: no list of frames and no copy, which `BodyExt::collect` makes for every
+/// body. Several frames are joined; trailers are ignored.
+async fn collect_limited<B>(body: B, limit: usize) -> Result<Bytes, BodyReadError>
+where
+    B: Body<Data = Bytes>,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    let mut body = std::pin::pin!(body);
+    let mut first = Bytes::new();
+    let mut joined: Option<BytesMut> = None;
+    let mut len = 0usize;
+    while let Some(frame) = body.frame().await {
+        let frame = frame.map_err(|e| BodyReadError::Failed(e.into()))?;
+        let Ok(data) = frame.into_data() else { continue };
+        if data.is_empty() {
+            continue;
+        }
+        len += data.len();
+        if len > limit {
+            return Err(BodyReadError::TooLarge);
+        }
+        match &mut joined {
+            Some(all) => all.extend_from_slice(&data),
+            None if first.is_empty() => first = data,
+            None => {
+                let mut all = BytesMut::with_capacity(len);
+                all.extend_from_slice(&first);
+                all.extend_from_slice(&data);
+                joined = Some(all);
+            }
+        }
+    }
+    Ok(joined.map_or(first, BytesMut::freeze))
 }
 
 /// `application/json`, parameters allowed, compared case-insensitively on the parsed type.
@@ -476,6 +524,46 @@ fn plain(status: StatusCode, text: &'static str) -> Response<ResponseBody> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A body of `frames` (`Err` for a failed read), through [`collect_limited`].
+    fn collect(
+        frames: Vec<Result<http_body::Frame<Bytes>, std::io::Error>>,
+        limit: usize,
+    ) -> Result<Bytes, BodyReadError> {
+        let body = http_body_util::StreamBody::new(futures_util::stream::iter(frames));
+        futures_util::FutureExt::now_or_never(collect_limited(body, limit)).expect("a ready body")
+    }
+
+    fn data(text: &'static str) -> Result<http_body::Frame<Bytes>, std::io::Error> {
+        Ok(http_body::Frame::data(Bytes::from_static(text.as_bytes())))
+    }
+
+    #[test]
+    fn a_body_of_one_frame_is_that_frame_and_more_frames_are_joined() {
+        let frame = Bytes::from_static(b"{\"jsonrpc\":\"2.0\"}");
+        let one = collect(vec![Ok(http_body::Frame::data(frame.clone()))], 100).expect("read");
+        assert_eq!(one.as_ptr(), frame.as_ptr(), "the frame itself, not a copy");
+        let trailers = http_body::Frame::trailers(http::HeaderMap::new());
+        let three = collect(vec![data("ab"), data(""), data("cd"), Ok(trailers), data("e")], 100).expect("read");
+        assert_eq!(&three[..], b"abcde");
+        assert_eq!(&collect(vec![], 100).expect("read")[..], b"");
+    }
+
+    #[test]
+    fn a_body_over_the_limit_is_refused_whether_in_one_frame_or_across_several() {
+        assert!(matches!(collect(vec![data("abcdef")], 5), Err(BodyReadError::TooLarge)));
+        assert!(matches!(collect(vec![data("abc"), data("def")], 5), Err(BodyReadError::TooLarge)));
+        assert_eq!(&collect(vec![data("abc"), data("de")], 5).expect("exactly the limit")[..], b"abcde");
+    }
+
+    #[test]
+    fn a_failed_read_is_reported_as_such() {
+        let failed = collect(vec![data("ab"), Err(std::io::Error::other("connection reset"))], 100);
+        match failed {
+            Err(BodyReadError::Failed(e)) => assert!(e.to_string().contains("connection reset")),
+            other => panic!("expected a failed read, got {other:?}"),
+        }
+    }
 
     #[test]
     fn one_pass_agrees_with_the_rule_for_each_media_type() {
