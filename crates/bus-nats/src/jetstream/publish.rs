@@ -176,7 +176,7 @@ pub(crate) struct Tip {
     /// Its stream sequence (0: none yet in this epoch).
     pub(crate) sequence: u64,
     /// Its event id (its `Nats-Msg-Id`).
-    event_id: String,
+    pub(crate) event_id: String,
     /// The client's connection count when it was acknowledged.
     connects: u64,
 }

@@ -283,7 +283,7 @@ impl JetStreamTail {
             return Ok(Verdict::Reopen);
         }
         self.publisher_found_rollback().await?;
-        self.publisher_lost(&state, acknowledged).await?;
+        self.publisher_lost(&state, acknowledged, false).await?;
         if state.last_sequence > self.last {
             self.idle_checks += 1;
             if self.idle_checks >= 2 {
@@ -334,17 +334,22 @@ impl JetStreamTail {
             return true;
         }
         let Some(id) = &self.last_id else { return false };
-        if self.last < state.first_sequence {
-            // Trimmed away: the next message is after a hole, reported as such.
+        self.holds_another(state, self.last, id).await
+    }
+
+    /// Whether the stream holds another event than `id` at `sequence` (`false` when it cannot
+    /// tell: trimmed away — the next message is after a hole, reported as such — or unreadable
+    /// right now, which proves nothing; the next check reads again).
+    async fn holds_another(&self, state: &StreamState, sequence: u64, id: &str) -> bool {
+        if sequence < state.first_sequence || sequence > state.last_sequence {
             return false;
         }
         let read = async {
             let stream = self.shared.js.get_stream_no_info(&self.shared.options.stream_name).await.ok()?;
-            let message = stream.get_raw_message(self.last).await.ok()?;
+            let message = stream.get_raw_message(sequence).await.ok()?;
             Some(message.headers.get(NATS_MESSAGE_ID).map(|h| h.as_str().to_owned()))
         };
-        // A read that fails proves nothing; the next check reads again.
-        matches!(within(self.shared.options.publish_timeout, read).await, Ok(Some(found)) if found.as_ref() != Some(id))
+        matches!(within(self.shared.options.publish_timeout, read).await, Ok(Some(found)) if found.as_deref() != Some(id))
     }
 
     /// This bus's publisher found the stream rolled back: acknowledged events are gone, maybe
@@ -368,12 +373,12 @@ impl JetStreamTail {
     }
 
     /// The stream (of `acknowledged`'s epoch) ends before the newest event acknowledged to this
-    /// bus's publisher: it was rolled back, maybe before this task read that far (a consumer
-    /// still reconnecting after the restart that restored it), and the publisher would only
-    /// find out at its next publish, which may never come. Report a gap, once per lost event;
-    /// reading goes on where it is.
-    async fn publisher_lost(&mut self, state: &StreamState, acknowledged: Tip) -> Result<(), Closed> {
-        let lost = acknowledged.epoch == state.epoch && acknowledged.sequence > state.last_sequence;
+    /// bus's publisher, or holds another event at its sequence (`replaced`): it was rolled
+    /// back, maybe before this task read that far (a consumer still reconnecting after the
+    /// restart that restored it), and the publisher would only find out at its next publish,
+    /// which may never come. Report a gap, once per lost event; reading goes on where it is.
+    async fn publisher_lost(&mut self, state: &StreamState, acknowledged: Tip, replaced: bool) -> Result<(), Closed> {
+        let lost = acknowledged.epoch == state.epoch && (acknowledged.sequence > state.last_sequence || replaced);
         if !lost || acknowledged == self.lost_reported {
             return Ok(());
         }
@@ -436,7 +441,12 @@ impl JetStreamTail {
         } else if self.is_rolled_back(&state).await {
             self.rewind(state).await?;
         } else {
-            self.publisher_lost(&state, acknowledged).await?;
+            // A rollback needs a restart, and a restart re-creates the consumer: only here can
+            // the stream have been refilled past the acknowledged event since (another node
+            // published at the reused sequences), so only here is its id compared too.
+            let replaced = acknowledged.epoch == state.epoch
+                && self.holds_another(&state, acknowledged.sequence, &acknowledged.event_id).await;
+            self.publisher_lost(&state, acknowledged, replaced).await?;
         }
         Ok(open_consumer(&self.shared.js, &self.shared.options, self.last).await)
     }
