@@ -132,33 +132,21 @@ async fn an_acknowledged_event_lost_before_this_node_read_it_is_a_gap_without_a_
     let kept = node.publish(tools()).await.expect("publish before the snapshot");
     let mut store = RolledBack { server, snapshot: dir.path().join("snapshot") };
     store.offline(copy_dir).await;
-    let lost = publish_until_accepted(&*node).await;
+    let lost = until_ok("publish accepted", async || node.publish(tools()).await).await;
     assert!(lost.version > kept.version, "{lost:?} after {kept:?}");
     store.offline(|store, snapshot| copy_dir(snapshot, store)).await;
-    let mut stream = eventually_subscribed(&*node).await;
+    let mut stream = until_ok("subscription", async || node.subscribe().await).await;
     let first = tokio::time::timeout(WAIT, stream.next()).await.expect("an item in time").expect("stream open");
     assert!(matches!(first, BusItem::Gap(_)), "the lost event is a gap first, got {first:?}");
 }
 
-/// Publish until the (restarting) server accepts.
-async fn publish_until_accepted(node: &dyn ServerEventBus) -> mcp_fleet_bus::EventEnvelope {
+/// `attempt` retried every 50 ms while the (restarting) server refuses, for up to [`WAIT`].
+async fn until_ok<T, E: std::fmt::Display>(what: &str, mut attempt: impl AsyncFnMut() -> Result<T, E>) -> T {
     let deadline = tokio::time::Instant::now() + WAIT;
     loop {
-        match node.publish(Change::list(EventKind::ToolsListChanged)).await {
-            Ok(accepted) => return accepted,
-            Err(e) => assert!(tokio::time::Instant::now() < deadline, "no publish accepted within {WAIT:?}: {e}"),
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
-
-/// Subscribe, retrying while the server is still coming back.
-async fn eventually_subscribed(node: &dyn ServerEventBus) -> mcp_fleet_bus::BusStream {
-    let deadline = tokio::time::Instant::now() + WAIT;
-    loop {
-        match node.subscribe().await {
-            Ok(stream) => return stream,
-            Err(e) => assert!(tokio::time::Instant::now() < deadline, "no subscription within {WAIT:?}: {e}"),
+        match attempt().await {
+            Ok(done) => return done,
+            Err(e) => assert!(tokio::time::Instant::now() < deadline, "no {what} within {WAIT:?}: {e}"),
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }

@@ -31,13 +31,12 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use async_nats::header::NATS_MESSAGE_ID;
 use async_nats::jetstream::context::PublishErrorKind;
 use async_nats::jetstream::message::PublishMessage;
 use async_nats::jetstream::{Context, publish::PublishAck};
 use mcp_fleet_bus::{BusError, EventEnvelope};
 
-use super::stream::relocate;
+use super::stream::{holds_another, relocate};
 use crate::options::NatsBusOptions;
 use crate::subject::subject_for;
 use crate::{backend_error, within};
@@ -141,21 +140,12 @@ impl Publisher {
         if state.epoch != self.epoch.load(Ordering::SeqCst) {
             return self.adopt(state.epoch);
         }
-        if state.last_sequence < tip.sequence || self.holds_another(tip).await {
+        if state.last_sequence < tip.sequence
+            || holds_another(&self.js, &self.options, tip.sequence, &tip.event_id).await
+        {
             tracing::warn!(stream = %self.options.stream_name, acknowledged = tip.sequence, end = state.last_sequence, "nats bus: the stream was rolled back within its epoch; acknowledged events are lost");
             self.rollbacks.fetch_add(1, Ordering::SeqCst);
         }
-    }
-
-    /// Whether the stream holds another event than the tip's at its sequence (`false` when it
-    /// cannot tell: trimmed away, or unreadable right now).
-    async fn holds_another(&self, tip: &Tip) -> bool {
-        let read = async {
-            let stream = self.js.get_stream_no_info(&self.options.stream_name).await.ok()?;
-            let message = stream.get_raw_message(tip.sequence).await.ok()?;
-            Some(message.headers.get(NATS_MESSAGE_ID).map(|h| h.as_str().to_owned()))
-        };
-        matches!(within(self.options.publish_timeout, read).await, Ok(Some(found)) if found.as_deref() != Some(tip.event_id.as_str()))
     }
 
     fn lock_tip(&self) -> std::sync::MutexGuard<'_, Tip> {

@@ -6,6 +6,7 @@
 //! by whichever node noticed first) gets a new one, so consumers can tell that the history they
 //! were reading is gone. Microseconds stay below 2<sup>53</sup> until the year 2255.
 
+use async_nats::header::NATS_MESSAGE_ID;
 use async_nats::jetstream::{self, Context};
 use mcp_fleet_bus::BusError;
 
@@ -56,6 +57,19 @@ const RECREATE_SETTLE: std::time::Duration = std::time::Duration::from_secs(1);
 /// created))`. For the first look at the stream, when the bus connects.
 pub(crate) async fn locate(js: &Context, options: &NatsBusOptions) -> Result<(StreamState, bool), BusError> {
     find_or_create(js, options, None).await
+}
+
+/// Whether the stream holds another event than `event_id` at `sequence`, by its
+/// `Nats-Msg-Id`: the sign of a rollback refilled past an event. `false` when it cannot tell
+/// (the message is gone or unreadable right now): that proves nothing, and the next check
+/// reads again.
+pub(crate) async fn holds_another(js: &Context, options: &NatsBusOptions, sequence: u64, event_id: &str) -> bool {
+    let read = async {
+        let stream = js.get_stream_no_info(&options.stream_name).await.ok()?;
+        let message = stream.get_raw_message(sequence).await.ok()?;
+        Some(message.headers.get(NATS_MESSAGE_ID).map(|h| h.as_str().to_owned()))
+    };
+    matches!(within(options.publish_timeout, read).await, Ok(Some(found)) if found.as_deref() != Some(event_id))
 }
 
 /// [`locate`] for a stream this bus has been using: when it is missing it was deleted, so the

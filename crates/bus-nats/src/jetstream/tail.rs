@@ -47,7 +47,7 @@ use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
 
 use super::publish::Tip;
-use super::stream::{StreamState, relocate};
+use super::stream::{StreamState, holds_another, relocate};
 use crate::options::NatsBusOptions;
 
 use crate::{CHANNEL_CAPACITY, backend_error, within};
@@ -337,19 +337,12 @@ impl JetStreamTail {
         self.holds_another(state, self.last, id).await
     }
 
-    /// Whether the stream holds another event than `id` at `sequence` (`false` when it cannot
-    /// tell: trimmed away — the next message is after a hole, reported as such — or unreadable
-    /// right now, which proves nothing; the next check reads again).
+    /// Whether the stream holds another event than `id` at `sequence` ([`holds_another`]);
+    /// `false` without a read when `sequence` is outside it (trimmed away: the next message is
+    /// after a hole, reported as such; or past its end, which [`rolled_back`] covers).
     async fn holds_another(&self, state: &StreamState, sequence: u64, id: &str) -> bool {
-        if sequence < state.first_sequence || sequence > state.last_sequence {
-            return false;
-        }
-        let read = async {
-            let stream = self.shared.js.get_stream_no_info(&self.shared.options.stream_name).await.ok()?;
-            let message = stream.get_raw_message(sequence).await.ok()?;
-            Some(message.headers.get(NATS_MESSAGE_ID).map(|h| h.as_str().to_owned()))
-        };
-        matches!(within(self.shared.options.publish_timeout, read).await, Ok(Some(found)) if found.as_deref() != Some(id))
+        let stored = (state.first_sequence..=state.last_sequence).contains(&sequence);
+        stored && holds_another(&self.shared.js, &self.shared.options, sequence, id).await
     }
 
     /// This bus's publisher found the stream rolled back: acknowledged events are gone, maybe
@@ -373,13 +366,18 @@ impl JetStreamTail {
     }
 
     /// The stream (of `acknowledged`'s epoch) ends before the newest event acknowledged to this
-    /// bus's publisher, or holds another event at its sequence (`replaced`): it was rolled
-    /// back, maybe before this task read that far (a consumer still reconnecting after the
-    /// restart that restored it), and the publisher would only find out at its next publish,
-    /// which may never come. Report a gap, once per lost event; reading goes on where it is.
-    async fn publisher_lost(&mut self, state: &StreamState, acknowledged: Tip, replaced: bool) -> Result<(), Closed> {
-        let lost = acknowledged.epoch == state.epoch && (acknowledged.sequence > state.last_sequence || replaced);
-        if !lost || acknowledged == self.lost_reported {
+    /// bus's publisher, or — when `compare_id` — holds another event at its sequence: it was
+    /// rolled back, maybe before this task read that far (a consumer still reconnecting after
+    /// the restart that restored it), and the publisher would only find out at its next
+    /// publish, which may never come. Report a gap, once per lost event; reading goes on where
+    /// it is.
+    async fn publisher_lost(&mut self, state: &StreamState, acknowledged: Tip, compare_id: bool) -> Result<(), Closed> {
+        if acknowledged.epoch != state.epoch || acknowledged == self.lost_reported {
+            return Ok(());
+        }
+        let lost = acknowledged.sequence > state.last_sequence
+            || (compare_id && self.holds_another(state, acknowledged.sequence, &acknowledged.event_id).await);
+        if !lost {
             return Ok(());
         }
         tracing::warn!(stream = %self.shared.options.stream_name, acknowledged = acknowledged.sequence, end = state.last_sequence, "nats bus: the stream lost an event acknowledged to this node, reporting a gap");
@@ -444,9 +442,7 @@ impl JetStreamTail {
             // A rollback needs a restart, and a restart re-creates the consumer: only here can
             // the stream have been refilled past the acknowledged event since (another node
             // published at the reused sequences), so only here is its id compared too.
-            let replaced = acknowledged.epoch == state.epoch
-                && self.holds_another(&state, acknowledged.sequence, &acknowledged.event_id).await;
-            self.publisher_lost(&state, acknowledged, replaced).await?;
+            self.publisher_lost(&state, acknowledged, true).await?;
         }
         Ok(open_consumer(&self.shared.js, &self.shared.options, self.last).await)
     }
