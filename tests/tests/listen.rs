@@ -61,6 +61,7 @@ async fn ack_first_then_only_what_was_asked_for_stamped() {
     tools.expect_silence(Duration::from_millis(300)).await;
     let metrics = node.handler.metrics_text();
     assert!(metrics.contains("mcp_fleet_bus_event_age_seconds_count 4"), "{metrics}");
+    assert!(metrics.contains("mcp_fleet_listen_fanout_seconds_count 4"), "{metrics}");
     assert!(metrics.contains("mcp_fleet_listen_frames_written_total 3"), "{metrics}");
     node.shutdown().await;
 }

@@ -69,6 +69,10 @@ pub(crate) struct Metrics {
     /// Age of bus events when this node's router handled them (publish time on the origin
     /// node → now; includes clock skew between nodes), in seconds.
     pub(crate) event_age: Histogram,
+    /// How long the router took to offer one event to every matching local stream and write it
+    /// to the directly written ones (the write pass of the thread that took the event; with
+    /// several workers and many streams, the other workers' shares run after it), in seconds.
+    pub(crate) listen_fanout: Histogram,
     /// The 2025 era's sessions and GET streams.
     pub(crate) legacy: LegacyMetrics,
     /// The tasks extension.
@@ -256,6 +260,8 @@ impl Default for Metrics {
             convergence_timeouts: Counter::default(),
             // 0.5 ms … ~4 s.
             event_age: Histogram::new(exponential_buckets(0.0005, 2.0, 14)),
+            // 0.1 ms … ~1.6 s.
+            listen_fanout: Histogram::new(exponential_buckets(0.0001, 2.0, 15)),
             legacy: LegacyMetrics::default(),
             tasks: TaskMetrics::default(),
             build_info: Family::default(),
@@ -536,6 +542,11 @@ impl Metrics {
         );
         registry.register_collector(Box::new(RevisionCollector(catalogs.clone())));
         registry.register("bus_event_age_seconds", "Publish-to-router age of bus events", m.event_age);
+        registry.register(
+            "listen_fanout_seconds",
+            "Time to offer one event to every matching local listen stream and write the direct ones",
+            m.listen_fanout,
+        );
         registry.register_collector(Box::new(BusCollector { counters: bus.counters(), connected }));
         if let Some(fetches) = jwks_fetches {
             registry.register(
