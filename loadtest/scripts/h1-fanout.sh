@@ -3,7 +3,12 @@
 # alternate between the raw limit writer (`--mode limit-writer`) and each node variant, so the
 # machine's drift hits all of them alike; the script prints, per variant, the median over the
 # rounds of server CPU per delivery, publish → all streams (the fan-out p50 across publishes),
-# and RSS per open stream.
+# and RSS per open stream. Two limit rows: `limit`, the writer's CPU per frame and one round's
+# loop over the sockets; `limit-read`, when each round had reached the last socket as the
+# limit's tokio reader saw it (a reader like the load tester's, which times the node's rows).
+# "write pass": the writer's own time per round, the limit's loop over the sockets beside the
+# node's mcp_fleet_listen_fanout_seconds (mean over the run: one event offered and written to
+# every stream, as the node's thread timed it; "-" for a build without that histogram).
 #
 #   loadtest/scripts/h1-fanout.sh ROUNDS STREAMS 'LABEL|NODE ARGS…' 'LABEL|NODE ARGS…' …
 #
@@ -31,7 +36,7 @@ port=18093 admin=19093
 mkdir -p runs
 declare -A rows
 labels=()
-[ -n "${SKIP_LIMIT:-}" ] || labels=(limit)
+[ -n "${SKIP_LIMIT:-}" ] || labels=(limit limit-read)
 for variant in "$@"; do labels+=("${variant%%|*}"); done
 
 limit_round() {
@@ -39,10 +44,11 @@ limit_round() {
     --events "$events" --interval-ms "$interval" >runs/h1-fanout.limit.log 2>&1 &
   local writer=$!
   sleep 0.5
-  taskset -c "$loader_cpus" "$lt" --mode limit-reader --mcp "127.0.0.1:$port" --streams "$streams" >/dev/null
+  taskset -c "$loader_cpus" "$lt" --mode limit-reader --mcp "127.0.0.1:$port" --streams "$streams" \
+    >runs/h1-fanout.limit-reader.log
   wait "$writer"
   # "… CPU 10.52 µs per frame; one round to all N sockets: median 154.2ms"
-  sed -n 's/.*CPU \([0-9.]*\) µs per frame.*median \(.*\)$/\1 \2 -/p' runs/h1-fanout.limit.log
+  sed -n 's/.*CPU \([0-9.]*\) µs per frame.*median \(.*\)$/\1 \2 - \2/p' runs/h1-fanout.limit.log
 }
 
 node_round() { # label args n
@@ -65,6 +71,10 @@ node_round() { # label args n
   local json=runs/h1-fanout.$label.$n.json
   taskset -c "$loader_cpus" "$lt" --mcp "127.0.0.1:$port" --admin "127.0.0.1:$admin" --streams "$streams" \
     --events "$events" --interval-ms "$interval" --server-pid "$node" --json "$json" ${LOADER_ARGS:-} >/dev/null # shellcheck disable=SC2086
+  # The node's own write pass per event (mcp_fleet_listen_fanout_seconds: sum / count), in ms.
+  local pass
+  pass=$(curl -fsS "http://127.0.0.1:$admin/metrics" | awk '/^mcp_fleet_listen_fanout_seconds_sum /{s=$2}
+    /^mcp_fleet_listen_fanout_seconds_count /{c=$2} END{if (c) printf "%.1fms", s*1000/c; else print "-"}')
   kill "$node"
   wait "$node" 2>/dev/null || true
   python3 - "$json" <<'EOF'
@@ -72,12 +82,17 @@ import json, sys
 d = json.load(open(sys.argv[1]))
 s, e = d["server"], d["phases"]["events"]
 lost = e["streamsComplete"] != d["phases"]["open"]["opened"]
-print(f'{s["cpuPerDeliveryUs"]:.2f} {e["fanoutUs"]["p50"] / 1000:.1f}ms {s["rssPerStreamBytes"] / 1024:.1f}KiB{" LOST" if lost else ""}')
+print(f'{s["cpuPerDeliveryUs"]:.2f} {e["fanoutUs"]["p50"] / 1000:.1f}ms {s["rssPerStreamBytes"] / 1024:.1f}KiB{" LOST" if lost else ""}', end=' ')
 EOF
+  echo "$pass"
 }
 
 for n in $(seq 1 "$rounds"); do
-  [ -n "${SKIP_LIMIT:-}" ] || rows[limit]+="$(limit_round)"$'\n'
+  if [ -z "${SKIP_LIMIT:-}" ]; then
+    rows[limit]+="$(limit_round)"$'\n'
+    # The same rounds as the reader saw them: "… sockets: median 61.2 ms over 20 rounds"
+    rows[limit-read]+="$(sed -n 's/.*sockets: median \([0-9.]*\) ms.*/- \1ms - -/p' runs/h1-fanout.limit-reader.log)"$'\n'
+  fi
   for variant in "$@"; do
     label=${variant%%|*} args=${variant#*|}
     rows[$label]+="$(node_round "$label" "$args" "$n")"$'\n'
@@ -85,10 +100,11 @@ for n in $(seq 1 "$rounds"); do
   echo "round $n done" >&2
 done
 
-printf '%-24s %-26s %-26s %s\n' variant "CPU/delivery µs (rounds)" "publish→all (rounds)" "RSS/stream"
+printf '%-24s %-26s %-26s %-26s %s\n' variant "CPU/delivery µs (rounds)" "publish→all (rounds)" "write pass (rounds)" "RSS/stream"
 for label in "${labels[@]}"; do
   cpu=$(awk 'NF{print $1}' <<<"${rows[$label]}" | paste -sd' ')
   fan=$(awk 'NF{print $2}' <<<"${rows[$label]}" | paste -sd' ')
   rss=$(awk 'NF{print $3}' <<<"${rows[$label]}" | paste -sd' ')
-  printf '%-24s %-26s %-26s %s\n' "$label" "$cpu" "$fan" "$rss"
+  pass=$(awk 'NF{print $4}' <<<"${rows[$label]}" | paste -sd' ')
+  printf '%-24s %-26s %-26s %-26s %s\n' "$label" "$cpu" "$fan" "$pass" "$rss"
 done
