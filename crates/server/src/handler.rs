@@ -47,7 +47,7 @@ pub(crate) struct HandlerShared {
     pub(crate) extensions: crate::extensions::Extensions,
     pub(crate) health: Arc<BusHealth>,
     pub(crate) metrics: Metrics,
-    pub(crate) state_codec: StateCodec,
+    pub(crate) state_codec: Arc<StateCodec>,
     /// Which code answers (shown in discover, the membership record, `build_info`).
     pub(crate) identity: Arc<ExecutionIdentity>,
     /// What the tools revision folds in (`HandlerOptions::identity_in_tools_revision`).
@@ -168,7 +168,7 @@ pub async fn create_mcp_handler(
         tasks: tasks.clone(),
         health: health.clone(),
         metrics: metrics.clone(),
-        state_codec,
+        state_codec: Arc::new(state_codec),
         cut_names: crate::drain::CutNames::new(&identity.epoch, bus.node_id()),
         identity,
         revision_salt,

@@ -116,7 +116,8 @@ pub(super) fn start_call(
 /// request before the handler runs (the handler's future owns it, not the request).
 pub(crate) struct Finisher {
     info: Arc<Value>,
-    codec: StateCodec,
+    /// Shared, not copied: a codec holds its key ring (several allocations per clone).
+    codec: Arc<StateCodec>,
     binding: String,
     /// The target's definition revision, which minted state carries.
     revision: DefinitionRevision,
