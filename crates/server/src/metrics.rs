@@ -71,7 +71,8 @@ pub(crate) struct Metrics {
     pub(crate) event_age: Histogram,
     /// How long the router took to offer one event to every matching local stream and write it
     /// to the directly written ones (the write pass of the thread that took the event; with
-    /// several workers and many streams, the other workers' shares run after it), in seconds.
+    /// several workers and many streams, the other workers write their shares beside it,
+    /// untimed), in seconds.
     pub(crate) listen_fanout: Histogram,
     /// The 2025 era's sessions and GET streams.
     pub(crate) legacy: LegacyMetrics,
