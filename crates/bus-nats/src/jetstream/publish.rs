@@ -132,6 +132,10 @@ impl Publisher {
 
     /// Read the stream's epoch again (a failure keeps the cached one: the next publish
     /// retries), and in the same epoch count a rollback when the stream lost `tip`.
+    ///
+    /// A `tip` of another epoch is no rollback: its stream was replaced, which whoever found it
+    /// reported as a gap (a consumer that re-created the stream also set the shared epoch this
+    /// publisher reads, so the epochs below may already agree).
     async fn check_stream(&self, tip: &Tip) {
         let state = match relocate(&self.js, &self.options).await {
             Ok((state, _)) => state,
@@ -139,6 +143,9 @@ impl Publisher {
         };
         if state.epoch != self.epoch.load(Ordering::SeqCst) {
             return self.adopt(state.epoch);
+        }
+        if tip.epoch != state.epoch {
+            return;
         }
         if state.last_sequence < tip.sequence
             || holds_another(&self.js, &self.options, tip.sequence, &tip.event_id).await
