@@ -91,6 +91,8 @@ pub struct CallContext {
     pub(crate) notifications: Option<NotificationSender>,
     /// The task this call may become (the tasks extension), when it may become one.
     pub(crate) task: Option<Arc<crate::tasks::TaskLink>>,
+    /// The handler's drain signal, for [`CallContext::cancelled`].
+    pub(crate) shutdown: Option<crate::shutdown::Shutdown>,
 }
 
 impl CallContext {
@@ -103,7 +105,62 @@ impl CallContext {
             request_state: None,
             notifications,
             task: None,
+            shutdown: None,
         }
+    }
+
+    /// The caller's tenant (its principal's scope), if it has one: scoped notifications
+    /// (`notify().scope(tenant)`) reach this caller's streams.
+    ///
+    /// ```
+    /// # fn demo(ctx: mcp_fleet_server::CallContext) {
+    /// let tenant = ctx.tenant().unwrap_or("public");
+    /// # }
+    /// ```
+    pub fn tenant(&self) -> Option<&str> {
+        self.principal.as_ref().and_then(|p| p.scope.as_deref())
+    }
+
+    /// Resolves when this call will not be answered after all: the node begins its drain
+    /// ([`McpHandler::shutdown`](crate::McpHandler::shutdown)), or the client is gone (its
+    /// response stream closed; seen when the request asked for progress or log messages).
+    /// Dropping the handler's future is how a call is usually cancelled; this is for work the
+    /// handler hands to other tasks, or a loop that wants to stop cleanly.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use mcp_fleet_server::{CallContext, McpServer, typed};
+    /// let server = McpServer::builder("demo", "1").build();
+    /// server.add(typed::tool("wait", "Waits a minute", |_: typed::NoArgs, ctx: CallContext| async move {
+    ///     tokio::select! {
+    ///         _ = tokio::time::sleep(Duration::from_secs(60)) => "waited",
+    ///         _ = ctx.cancelled() => "cancelled",
+    ///     }
+    /// })).unwrap();
+    /// ```
+    pub async fn cancelled(&self) {
+        let drain = async {
+            match self.shutdown.clone() {
+                Some(mut shutdown) => shutdown.recv().await,
+                None => std::future::pending().await,
+            }
+        };
+        let gone = async {
+            match &self.notifications {
+                Some(tx) => tx.closed().await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            () = drain => {}
+            () = gone => {}
+        }
+    }
+
+    /// Whether [`cancelled`](Self::cancelled) has resolved.
+    pub fn is_cancelled(&self) -> bool {
+        self.shutdown.as_ref().is_some_and(crate::shutdown::Shutdown::is_shutdown)
+            || self.notifications.as_ref().is_some_and(mpsc::Sender::is_closed)
     }
 
     /// Turn this call into a task now (the tasks extension), if it may become one — the tool

@@ -79,11 +79,12 @@ mod outcome;
 mod shutdown;
 mod tasks;
 pub mod trace;
+pub mod typed;
 
 pub use audit::{AuditOptions, AuditOrigin, AuditPrincipal, AuditRecord, AuditSink, JsonLinesSink};
 pub use catalog::{
     CachePolicy, CatalogEdit, CompletionRef, CompletionRequest, CompletionValues, EntryHandle, Handler, McpServer,
-    McpServerBuilder, PromptGet, ResourceRead, ToolCall,
+    McpServerBuilder, PromptGet, Registration, ResourceRead, ToolCall,
 };
 pub use context::{CallContext, ClientAddr, Principal, RequestContext};
 pub use error::ServerError;
@@ -100,6 +101,62 @@ pub use notify::Notifier;
 pub use options::{HandlerOptions, ResponseMode};
 pub use outcome::{InputRequired, Outcome};
 pub use tasks::{TaskHandle, TaskOptions, TaskSupport};
+
+/// Registers the `#[tool]`, `#[prompt]` and `#[resource(template = "…")]` methods of an `impl`
+/// block as typed entries (feature `macros`, on by default).
+///
+/// Each marked method is `async`, takes `&self`, then optionally its arguments (a struct
+/// deriving `Deserialize` and `JsonSchema`) and optionally the call's context
+/// ([`CallContext`]; a template's is [`ResourceRead`]); it returns what the typed API takes
+/// ([`typed::IntoAnswer`]). Its
+/// name is the method's, its description the doc comment. The block's type gains
+/// `into_entries(self) -> Vec<Registration>`; add them with [`McpServer::add_all`].
+///
+/// Arguments: `#[tool(name = "…", description = "…", title = "…", read_only, destructive =
+/// false, idempotent, open_world = false, task = "optional" | "required")]`,
+/// `#[prompt(name, description, title)]`, `#[resource(template = "…", name, description,
+/// title, mime_type)]`. Two entries of a kind with one name, an argument type that cannot be a
+/// JSON object, a method that is not `async` or has no description do not compile.
+///
+/// ```
+/// use mcp_fleet_server::{McpServer, server, typed::Json};
+/// use schemars::JsonSchema;
+/// use serde::{Deserialize, Serialize};
+///
+/// #[derive(Deserialize, JsonSchema)]
+/// struct Pair {
+///     /// The first number.
+///     a: i64,
+///     /// The second number.
+///     b: i64,
+/// }
+///
+/// #[derive(Serialize, JsonSchema)]
+/// struct Answer { value: i64 }
+///
+/// #[derive(Default)]
+/// struct Calculator;
+///
+/// #[server]
+/// impl Calculator {
+///     /// Adds two numbers.
+///     #[tool(read_only)]
+///     async fn sum(&self, Pair { a, b }: Pair) -> String {
+///         (a + b).to_string()
+///     }
+///
+///     /// Subtracts b from a.
+///     #[tool(name = "subtract")]
+///     async fn sub(&self, Pair { a, b }: Pair) -> Json<Answer> {
+///         Json(Answer { value: a - b })
+///     }
+/// }
+///
+/// let server = McpServer::builder("calculator", "1.0.0").build();
+/// server.add_all(Calculator.into_entries()).unwrap();
+/// ```
+#[cfg(feature = "macros")]
+pub use mcp_fleet_macros::server;
 
 #[doc(no_inline)]
 pub use mcp_fleet_protocol::envelope::LogLevel;

@@ -9,9 +9,10 @@ use mcp_fleet_protocol::types::{
 };
 use serde_json::Value;
 
-use super::entries::{PromptEntry, ResourceEntry, TemplateEntry, ToolEntry, definition_revision};
+use super::entries::{PromptEntry, ResourceEntry, TemplateEntry, ToolEntry, ToolFn, definition_revision};
 use super::entry_handler::{Handler, PromptGet, ResourceRead, ToolCall, shared};
 use super::listing::Listing;
+use super::registration::{Registered, Registration};
 use super::server::Catalog;
 use super::template::UriTemplate;
 use crate::error::ServerError;
@@ -38,28 +39,54 @@ impl CatalogEdit<'_> {
         required: Option<Value>,
         handler: impl Handler<ToolCall, CallToolResult>,
     ) -> Result<(), ServerError> {
-        if tool.input_schema.get("type").and_then(Value::as_str) != Some("object") {
-            return Err(ServerError::Definition(format!(
-                "tool {:?}: inputSchema must have \"type\": \"object\"",
-                tool.name
-            )));
-        }
-        let param_headers = tool_param_headers(&tool)?;
-        let schemas = tool_schemas(&tool)?;
-        let entry = ToolEntry {
-            revision: definition_revision(&tool),
-            def: tool,
-            schemas,
-            enabled: true,
-            required_capabilities: required,
-            param_headers,
-            required_scopes: Vec::new(),
-            task_support: TaskSupport::default(),
-            cache_hint: None,
-            run: shared(handler),
-        };
+        let entry = tool_entry(tool, required, shared(handler))?;
         self.catalog.tools.upsert(entry);
         self.touch(ListKind::Tools);
+        Ok(())
+    }
+
+    /// Add an entry built by the typed API ([`typed::tool`](crate::typed::tool),
+    /// [`typed::prompt`](crate::typed::prompt), [`typed::template`](crate::typed::template)).
+    /// Unlike the `add_*` methods, which replace an entry of the same name, a name (or URI
+    /// template) already in its list is a registration error, [`ServerError::Duplicate`].
+    ///
+    /// ```
+    /// use mcp_fleet_server::{McpServer, ServerError, typed};
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// let server = McpServer::builder("demo", "1").build();
+    /// let added = server.batch(|edit| {
+    ///     edit.add(typed::tool("ping", "Answers pong", |_: typed::NoArgs| async { "pong" }))?;
+    ///     edit.add(typed::tool("ping", "Again", |_: typed::NoArgs| async { "pong" }))
+    /// }).await;
+    /// assert!(matches!(added, Err(ServerError::Duplicate { .. })));
+    /// # });
+    /// ```
+    pub fn add(&mut self, entry: impl Into<Registration>) -> Result<(), ServerError> {
+        match entry.into().into_kind()? {
+            Registered::Tool { def, run, task_support, scopes } => {
+                refuse_duplicate(&self.catalog.tools, ListKind::Tools, &def.name)?;
+                let name = def.name.clone();
+                let entry = tool_entry(def, None, run)?;
+                self.catalog.tools.upsert(entry);
+                self.set_task_support(&name, task_support);
+                self.require_scopes(&name, scopes);
+                self.touch(ListKind::Tools);
+            }
+            Registered::Prompt { def, get } => {
+                refuse_duplicate(&self.catalog.prompts, ListKind::Prompts, &def.name)?;
+                let revision = definition_revision(&def);
+                self.catalog.prompts.upsert(PromptEntry { revision, def, enabled: true, get });
+                self.touch(ListKind::Prompts);
+            }
+            Registered::Template { def, read } => {
+                refuse_duplicate(&self.catalog.templates, ListKind::ResourceTemplates, &def.uri_template)?;
+                let pattern =
+                    UriTemplate::parse(&def.uri_template).map_err(|e| ServerError::Definition(e.to_string()))?;
+                let revision = definition_revision(&def);
+                self.catalog.templates.upsert(TemplateEntry { revision, def, enabled: true, pattern, read });
+                self.touch(ListKind::ResourceTemplates);
+            }
+        }
         Ok(())
     }
 
@@ -218,6 +245,41 @@ impl CatalogEdit<'_> {
             self.touch(kind);
         }
         found
+    }
+}
+
+/// A tool's catalog entry: its schema checked and compiled, its `x-mcp-header` annotations
+/// validated.
+fn tool_entry(tool: Tool, required: Option<Value>, run: ToolFn) -> Result<ToolEntry, ServerError> {
+    if tool.input_schema.get("type").and_then(Value::as_str) != Some("object") {
+        return Err(ServerError::Definition(format!(
+            "tool {:?}: inputSchema must have \"type\": \"object\"",
+            tool.name
+        )));
+    }
+    Ok(ToolEntry {
+        param_headers: tool_param_headers(&tool)?,
+        schemas: tool_schemas(&tool)?,
+        revision: definition_revision(&tool),
+        def: tool,
+        enabled: true,
+        required_capabilities: required,
+        required_scopes: Vec::new(),
+        task_support: TaskSupport::default(),
+        cache_hint: None,
+        run,
+    })
+}
+
+/// [`ServerError::Duplicate`] when `key` is already in `listing`, enabled or not.
+fn refuse_duplicate<T: super::entries::Listed + Clone>(
+    listing: &Listing<T>,
+    kind: ListKind,
+    key: &str,
+) -> Result<(), ServerError> {
+    match listing.contains(key) {
+        true => Err(ServerError::Duplicate { kind, key: key.to_owned() }),
+        false => Ok(()),
     }
 }
 

@@ -48,6 +48,11 @@ impl<T: Listed + Clone> Listing<T> {
         self.index.get(key).and_then(|&i| self.items[i].as_ref()).filter(|e| e.is_enabled())
     }
 
+    /// Whether an entry called `key` is listed, enabled or not.
+    pub(crate) fn contains(&self, key: &str) -> bool {
+        self.index.contains_key(key)
+    }
+
     /// Every entry in order, enabled or not.
     pub(crate) fn all(&self) -> impl Iterator<Item = &T> {
         self.items.iter().flatten()

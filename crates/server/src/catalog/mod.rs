@@ -5,6 +5,7 @@
 //!   [`McpServerBuilder`] (`builder`, with [`CachePolicy`]).
 //! - [`CatalogEdit`] (`edit`): the edits one swap applies; [`EntryHandle`] (`handles`): one
 //!   entry's later changes.
+//! - [`Registration`] (`registration`): an entry the typed API built, ready to add.
 //! - [`Handler`] and the call arguments (`entry_handler`); the catalog's entries (`entries`), lists
 //!   (`listing`), URI templates (`template`) and completion types (`completer`).
 
@@ -15,6 +16,7 @@ mod entries;
 mod entry_handler;
 mod handles;
 mod listing;
+mod registration;
 mod server;
 mod template;
 
@@ -23,8 +25,9 @@ pub use completer::{CompletionRef, CompletionRequest, CompletionValues};
 pub use edit::CatalogEdit;
 pub use entry_handler::{Handler, PromptGet, ResourceRead, ToolCall};
 pub use handles::EntryHandle;
+pub use registration::Registration;
 pub use server::McpServer;
 
-pub(crate) use entries::{DefinitionRevision, ToolFn};
+pub(crate) use entries::{DefinitionRevision, PromptFn, ResourceFn, ToolFn};
 pub(crate) use entry_handler::run_guarded;
 pub(crate) use server::{Catalog, WeakServer};

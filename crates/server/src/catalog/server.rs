@@ -23,6 +23,7 @@ use super::entries::{PromptEntry, ResourceEntry, TemplateEntry, ToolEntry};
 use super::entry_handler::{Handler, PromptGet, ResourceRead, ToolCall};
 use super::handles::EntryHandle;
 use super::listing::Listing;
+use super::registration::Registration;
 use crate::error::ServerError;
 use crate::notify::Notifier;
 use crate::tasks::TaskSupport;
@@ -112,6 +113,57 @@ impl McpServer {
                     .into(),
             ))
         }
+    }
+
+    /// Add a tool, prompt or resource template built by the typed API ([`crate::typed`]): its
+    /// schema derived from its argument type, its arguments deserialized for its handler. A
+    /// name already registered is [`ServerError::Duplicate`] (never a silent replacement).
+    ///
+    /// ```
+    /// use mcp_fleet_server::{McpServer, typed::{self, Json}};
+    /// use schemars::JsonSchema;
+    /// use serde::{Deserialize, Serialize};
+    ///
+    /// /// Two numbers.
+    /// #[derive(Deserialize, JsonSchema)]
+    /// struct Pair { a: i64, b: i64 }
+    ///
+    /// #[derive(Serialize, JsonSchema)]
+    /// struct Sum { sum: i64 }
+    ///
+    /// let server = McpServer::builder("calculator", "1").build();
+    /// let handle = server.add(typed::tool("add", "Adds two numbers", |p: Pair| async move {
+    ///     Json(Sum { sum: p.a + p.b })
+    /// })).unwrap();
+    /// assert_eq!(handle.key(), "add");
+    /// ```
+    pub fn add(&self, entry: impl Into<Registration>) -> Result<EntryHandle, ServerError> {
+        let entry = entry.into();
+        let key = entry.key();
+        self.edit(|e| e.add(entry))?;
+        // An entry that was added had a key (a failed one returned above).
+        let (kind, key) = key.ok_or_else(|| ServerError::Definition("a failed registration was added".into()))?;
+        Ok(EntryHandle::new(self.clone(), kind, key))
+    }
+
+    /// Add many typed entries with one catalog swap — all of them, or none when one fails (a
+    /// duplicate name, a definition that could not be built) — then announce once per list.
+    /// What [`server`](crate::server)'s `into_entries()` returns goes here.
+    ///
+    /// ```
+    /// use mcp_fleet_server::{McpServer, typed};
+    /// let server = McpServer::builder("demo", "1").build();
+    /// let handles = server.add_all([
+    ///     typed::tool("ping", "Answers pong", |_: typed::NoArgs| async { "pong" }).into(),
+    ///     typed::prompt("greet", "A greeting", |_: typed::NoArgs| async { "Say hello.".to_owned() }).into(),
+    /// ]).unwrap();
+    /// assert_eq!(handles.len(), 2);
+    /// ```
+    pub fn add_all(&self, entries: impl IntoIterator<Item = Registration>) -> Result<Vec<EntryHandle>, ServerError> {
+        let entries: Vec<Registration> = entries.into_iter().collect();
+        let keys: Vec<_> = entries.iter().filter_map(Registration::key).collect();
+        self.edit(|e| entries.into_iter().try_for_each(|entry| e.add(entry)))?;
+        Ok(keys.into_iter().map(|(kind, key)| EntryHandle::new(self.clone(), kind, key)).collect())
     }
 
     /// Register a tool; its schema's `x-mcp-header` annotations are validated here.

@@ -200,7 +200,9 @@ impl MethodRequest<'_> {
         } else {
             (None, None)
         };
-        (crate::context::CallContext::new(std::mem::take(&mut self.meta), &self.ctx, tx), rx)
+        let mut ctx = crate::context::CallContext::new(std::mem::take(&mut self.meta), &self.ctx, tx);
+        ctx.shutdown = Some(self.shared.shutdown.subscribe());
+        (ctx, rx)
     }
 
     /// A required string parameter (`name`, `uri`), or an in-band `-32602`.
