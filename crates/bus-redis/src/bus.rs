@@ -1,8 +1,8 @@
 //! [`RedisBus`]: publishing through the epoch-settling version script and starting tailing
 //! tasks.
 //!
-//! Publishing shares one connection (see [`crate::publisher`]); every subscription gets its own
-//! tailing connection (see [`crate::tail`]). Both find the primary through the same endpoint,
+//! Publishing shares one connection (see `crate::publisher`); every subscription gets its own
+//! tailing connection (see `crate::tail`). Both find the primary through the same endpoint,
 //! so a Sentinel failover is followed by whichever notices first. Membership and keyspaces
 //! (see `crate::keyspace`) run their commands and scripts on the publishing connection.
 

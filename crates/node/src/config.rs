@@ -214,7 +214,7 @@ pub(crate) struct Config {
     pub(crate) auth_issuer: Option<String>,
 
     /// OAuth: the canonical public URL of this /mcp endpoint (e.g.
-    /// https://mcp.example.com/mcp); tokens' `aud` must contain it (RFC 8707).
+    /// `https://mcp.example.com/mcp`); tokens' `aud` must contain it (RFC 8707).
     #[arg(long, env = "MCP_FLEET_AUTH_AUDIENCE")]
     pub(crate) auth_audience: Option<String>,
 

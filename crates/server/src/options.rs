@@ -439,7 +439,7 @@ impl HandlerOptions {
         self
     }
 
-    /// How catalog changes reach listen streams (see [`crate::notify`]). Default
+    /// How catalog changes reach listen streams (see `notify` (see the crate doc)). Default
     /// [`CatalogAnnouncePolicy::FleetConverged`].
     pub fn catalog_notifications(mut self, mode: CatalogAnnouncePolicy) -> Self {
         self.catalog_notifications = mode;

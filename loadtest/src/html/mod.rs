@@ -4,7 +4,7 @@
 //!
 //! - [`page`]: the document — verification up front, inputs, figures, charts, node counters.
 //! - [`chart`]: hand-written SVG line charts (no script, no fetch), and HTML escaping.
-//! - [`file`]: reading `--json` files and writing pages (the only I/O here).
+//! - `file`: reading `--json` files and writing pages (the only I/O here).
 //!
 //! The page declares `default-src 'none'`, so a browser refuses any fetch it might make: it
 //! reads offline or not at all. The figures come from the report's own data (its summaries,

@@ -274,7 +274,7 @@ impl SentinelSet {
     }
 
     /// Wait until the primary has both replicas connected and every sentinel sees them
-    /// and the two other sentinels: the set can fail over again. Bounded by [`SETTLE_WAIT`];
+    /// and the two other sentinels: the set can fail over again. Bounded by `SETTLE_WAIT`;
     /// a timeout names what the last check found unsettled.
     pub async fn await_settled(&self) {
         let settled = Awaiting::new("the sentinel set is settled");

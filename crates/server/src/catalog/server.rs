@@ -281,7 +281,7 @@ impl McpServer {
 
     /// Apply several edits with one catalog swap, then announce one change per list touched:
     /// this node's listen streams hear it at once, the fleet as soon as the bus accepts it (the
-    /// outbox retries until it does; see [`crate::notify`]). If `edit` fails, nothing changes.
+    /// outbox retries until it does; see `notify` in the crate doc). If `edit` fails, nothing changes.
     ///
     /// ```
     /// use mcp_fleet_server::{ListKind, McpServer, types::{CallToolResult, Tool}};

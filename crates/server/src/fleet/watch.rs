@@ -29,7 +29,7 @@ use crate::metrics::Metrics;
 use crate::notify::list_event;
 use crate::shutdown::Shutdown;
 
-/// How catalog changes reach listen streams (see [`crate::notify`]).
+/// How catalog changes reach listen streams (see `notify` in the crate doc).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum CatalogAnnouncePolicy {
     /// Each stream hears of a new revision once, when every live node of the fleet serves it

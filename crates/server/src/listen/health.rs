@@ -15,7 +15,7 @@ use std::time::Duration;
 use mcp_fleet_bus::ServerEventBus;
 use tokio::time::Instant;
 
-/// A snapshot of [`BusHealth`].
+/// A snapshot of the node's bus health.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct BusHealthState {
     /// Change events published now reach this node.
