@@ -14,6 +14,8 @@
 //!   framework turns their input requests into server→client requests for 2025 sessions).
 //! - `resources`: static resources and the `test://template/{id}/data` template.
 //! - `prompts`: prompts and `completion/complete`.
+//! - `typed`: a calculator and a structured lookup written with the typed API and `#[server]`
+//!   (not suite fixtures: they put derived schemas in front of the suite's wire-schema checks).
 //! - `tasks`: the tasks extension's fixtures (`greet`, `slow_compute`, `failing_job`, …): tools
 //!   whose calls become tasks in the fleet's task store.
 //!
@@ -32,6 +34,7 @@ mod prompts;
 mod resources;
 mod tasks;
 mod tools;
+mod typed;
 
 use mcp_fleet_server::{HandlerOptions, McpHandler, McpServer, ServerError, create_mcp_handler};
 
@@ -68,6 +71,7 @@ pub fn fixture_server() -> Result<McpServer, ServerError> {
     resources::register(&server)?;
     prompts::register(&server);
     tasks::register(&server);
+    typed::register(&server)?;
     Ok(server)
 }
 
