@@ -13,9 +13,10 @@
 //! | [`create_mcp_handler`], [`McpHandler`] | Build the endpoint; serve it (`serve`), mount it in axum or any tower/hyper stack (it is a `tower::Service` and a hyper `Service`; `handle`; [`McpHandler::draining`] for the embedding server's graceful shutdown — see `examples/axum-embed`), shut it down (`shutdown`), read its health and metrics. |
 //! | [`HandlerOptions`], [`ResponseMode`], [`LegacyOptions`] | Every option, with its default; how 2025-era clients are served. |
 //! | [`ServerFactory`] | One [`McpServer`] for everyone, or a closure choosing one per request. |
+//! | [`server`], [`typed`], [`Registration`] | The typed way to write tools, prompts and templates: arguments as Rust types, schemas derived, results converted; `#[server]` registers an `impl` block's methods. |
 //! | [`McpServer`], [`McpServerBuilder`], [`CachePolicy`] | The server definition and its copy-on-write catalog. |
 //! | [`CatalogEdit`], [`EntryHandle`], [`ListKind`] | Change the catalog (many edits in one swap, or one entry later); which of the four lists (re-exported from `mcp-fleet-protocol`). |
-//! | [`Handler`], [`ToolCall`], [`ResourceRead`], [`PromptGet`], [`Outcome`], [`InputRequired`] | What handlers get and return. |
+//! | [`Handler`], [`ToolCall`], [`ResourceRead`], [`PromptGet`], [`Outcome`], [`InputRequired`] | What untyped handlers (dynamic catalogs) get and return. |
 //! | [`CompletionRef`], [`CompletionRequest`], [`CompletionValues`] | Argument completion. |
 //! | [`CallContext`], [`RequestContext`], [`Principal`] | Who is calling, with what request. |
 //! | [`auth`] | Authentication and limits: the [`Authenticator`](auth::Authenticator) hook ([`AuthError`](auth::AuthError), [`AuthFuture`](auth::AuthFuture)); with cargo feature `oauth`, the OAuth 2.1 resource server (`BearerAuthenticator`, `BearerConfig`, `BearerConfigError`, `JwksError`, `JwsAlgorithm`, `TokenError`, `TokenTypeCheck`: JWT bearer tokens verified against the issuer's JWKS); the RFC 9728 [`ProtectedResourceMetadata`](auth::ProtectedResourceMetadata) ([`MetadataError`](auth::MetadataError)); per-principal request rates and stream quotas, per replica or fleet-wide ([`Rate`](auth::Rate), [`LimitScope`](auth::LimitScope), [`FLEET_STREAM_LEASE`](auth::FLEET_STREAM_LEASE)). |
@@ -35,10 +36,28 @@
 //! | [`trace`] | Opt-in OpenTelemetry tracing (cargo feature `otel`): the span target, request/publish/delivery spans linked across nodes, [`trace::incoming_span`] for other HTTP entry points. |
 //!
 //! ```no_run
-//! use mcp_fleet_server::{create_mcp_handler, HandlerOptions, McpServer, types::{CallToolResult, Tool}};
+//! use mcp_fleet_server::{create_mcp_handler, server, HandlerOptions, McpServer};
+//!
+//! #[derive(serde::Deserialize, schemars::JsonSchema)]
+//! struct Greeting {
+//!     /// Who to greet.
+//!     name: String,
+//! }
+//!
+//! struct Hello;
+//!
+//! #[server]
+//! impl Hello {
+//!     /// Says hello.
+//!     #[tool(read_only)]
+//!     async fn hello(&self, Greeting { name }: Greeting) -> String {
+//!         format!("hello, {name}")
+//!     }
+//! }
+//!
 //! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
 //! let server = McpServer::builder("demo", "1.0.0").build();
-//! server.tool(Tool::new("hello", "Says hello"), |_call| async { Ok(CallToolResult::text("hello")) });
+//! server.add_all(Hello.into_entries())?;
 //! let handler = create_mcp_handler(server, HandlerOptions::default()).await?;
 //! let listener = tokio::net::TcpListener::bind("127.0.0.1:8080").await?;
 //! let serving = tokio::spawn({ let h = handler.clone(); async move { h.serve(listener).await } });
@@ -48,7 +67,7 @@
 //! # Ok(()) }
 //! ```
 //!
-//! Inside: `catalog` (the server definition), `methods` (one file per method family),
+//! Inside: `typed` (typed entries, built on the catalog's handler types), `catalog` (the server definition), `methods` (one file per method family),
 //! `listen` (the bus consumer, the router and the listen streams), `legacy` (the 2025 era:
 //! sessions in the fleet, the GET stream, server-to-client requests), `tasks` (the tasks
 //! extension: tasks in the fleet's store, their runners, `tasks/*`), `intercept` (hooks around

@@ -324,7 +324,7 @@ impl HandlerOptions {
     /// Serve this RFC 9728 document at `/.well-known/oauth-protected-resource` and its
     /// path-suffixed form (GET, before any Origin check or authentication), for servers that
     /// authenticate with their own [`authenticator`](Self::authenticator).
-    /// [`bearer_auth`](Self::bearer_auth) sets it. Default: none (those paths get 404).
+    /// `bearer_auth` (feature `oauth`) sets it. Default: none (those paths get 404).
     pub fn protected_resource(mut self, metadata: ProtectedResourceMetadata) -> Self {
         self.protected_resource = Some(metadata);
         self
