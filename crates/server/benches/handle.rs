@@ -5,12 +5,14 @@
 //!
 //! `tools_call_echo` is the 2026-07-28 stateless call; `tools_call_add` adds an `outputSchema`
 //! check of the structured result; `server_discover` answers from what the handler holds, the
-//! floor of the dispatch path.
+//! floor of the dispatch path. The `_typed` twins are the same tools written with the typed
+//! API (arguments deserialized into a struct, a `Json<Sum>` result): the typed layer's cost.
 
 use bytes::Bytes;
 use divan::{Bencher, black_box};
 use http::Request;
 use http_body_util::{BodyExt, Full};
+use mcp_fleet_server::typed::{self, Json};
 use mcp_fleet_server::types::{CallToolResult, Tool};
 use mcp_fleet_server::{HandlerOptions, McpHandler, McpServer, create_mcp_handler};
 use serde_json::{Value, json};
@@ -52,9 +54,36 @@ async fn handler() -> McpHandler {
             Ok(CallToolResult::structured(json!({"sum": arg("a").saturating_add(arg("b"))})))
         },
     );
+    server
+        .add(typed::tool("echo_typed", "Echoes the given text", |args: Echo| async move { args.text }))
+        .expect("a new name");
+    server
+        .add(typed::tool("add_typed", "Adds two integers", |args: Add| async move {
+            Json(Sum { sum: args.a.saturating_add(args.b) })
+        }))
+        .expect("a new name");
     // Room for the largest fan-out case; every other option at its default.
     let options = HandlerOptions::default().max_streams(20_000);
     create_mcp_handler(server, options).await.expect("a handler with default options")
+}
+
+/// The typed echo's arguments.
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct Echo {
+    text: String,
+}
+
+/// The typed add's arguments.
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct Add {
+    a: i64,
+    b: i64,
+}
+
+/// The typed add's result.
+#[derive(serde::Serialize, schemars::JsonSchema)]
+struct Sum {
+    sum: i64,
 }
 
 fn request(method: &str, name: Option<&str>, params: &str) -> Request<Full<Bytes>> {
@@ -96,6 +125,20 @@ fn tools_call_echo(bencher: Bencher) {
 #[divan::bench]
 fn tools_call_add(bencher: Bencher) {
     bench_request(bencher, || request("tools/call", Some("add"), r#""name":"add","arguments":{"a":1,"b":2},"#));
+}
+
+#[divan::bench]
+fn tools_call_echo_typed(bencher: Bencher) {
+    bench_request(bencher, || {
+        request("tools/call", Some("echo_typed"), r#""name":"echo_typed","arguments":{"text":"hello"},"#)
+    });
+}
+
+#[divan::bench]
+fn tools_call_add_typed(bencher: Bencher) {
+    bench_request(bencher, || {
+        request("tools/call", Some("add_typed"), r#""name":"add_typed","arguments":{"a":1,"b":2},"#)
+    });
 }
 
 #[divan::bench]
