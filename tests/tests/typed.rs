@@ -415,3 +415,120 @@ async fn progress_reaches_the_client_and_cancellation_reaches_the_handler() {
     assert!(cancelled.load(Ordering::SeqCst), "ctx.cancelled() resolved when the client left");
     node.shutdown().await;
 }
+
+#[derive(Deserialize, JsonSchema)]
+struct Contact {
+    /// Where to write.
+    email: String,
+    /// How often.
+    frequency: Frequency,
+}
+
+#[derive(Deserialize, JsonSchema, Debug)]
+#[serde(rename_all = "lowercase")]
+enum Frequency {
+    Daily,
+    Weekly,
+}
+
+#[tokio::test]
+async fn a_typed_elicitation_asks_for_a_derived_schema_and_reads_the_answer_as_the_type() {
+    use mcp_fleet_server::typed::Elicited;
+    use mcp_fleet_server::{InputRequired, Outcome};
+    let server = McpServer::builder("s", "1").build();
+    server
+        .add(typed::tool("subscribe", "Subscribes", |_: NoArgs, ctx: CallContext| async move {
+            Ok::<_, RpcError>(match typed::elicited::<Contact>(&ctx, "contact")? {
+                Some(Elicited::Accepted(c)) => Outcome::Complete(format!("{} {:?}", c.email, c.frequency)),
+                Some(Elicited::Declined) => Outcome::Complete("\"declined\"".to_owned()),
+                Some(Elicited::Cancelled) => Outcome::Complete("cancelled".to_owned()),
+                None => Outcome::InputRequired(InputRequired::new().request(
+                    "contact",
+                    "elicitation/create",
+                    typed::elicitation::<Contact>("How do we reach you?"),
+                )),
+            })
+        }))
+        .unwrap();
+    let node = TestNode::start(server, HandlerOptions::default()).await;
+    let client = McpClient::new(node.url());
+    let call = |responses: Option<Value>| {
+        let mut body = request(json!(1), "tools/call", json!({"name": "subscribe", "arguments": {}}));
+        body["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"] = json!({"elicitation": {}});
+        if let Some(responses) = responses {
+            body["params"]["inputResponses"] = responses;
+        }
+        body
+    };
+    let first = client.post(&call(None)).await.json();
+    assert_eq!(first["result"]["resultType"], "input_required", "{first}");
+    let asked = &first["result"]["inputRequests"]["contact"]["params"];
+    assert_eq!(asked["message"], "How do we reach you?");
+    let schema = &asked["requestedSchema"];
+    assert_eq!(schema["properties"]["email"]["description"], "Where to write.");
+    assert_eq!(schema["properties"]["frequency"]["enum"], json!(["daily", "weekly"]), "enums inlined: {schema}");
+    assert!(schema.get("$defs").is_none() && schema.get("title").is_none(), "{schema}");
+    let accepted = json!({"contact": {"action": "accept", "content": {"email": "a@b.c", "frequency": "weekly"}}});
+    let done = client.post(&call(Some(accepted))).await.json();
+    assert_eq!(done["result"]["content"][0]["text"], "a@b.c Weekly", "{done}");
+    let declined = client.post(&call(Some(json!({"contact": {"action": "decline"}})))).await.json();
+    assert_eq!(declined["result"]["content"][0]["text"], "\"declined\"", "{declined}");
+    let bad = json!({"contact": {"action": "accept", "content": {"email": "a@b.c", "frequency": "hourly"}}});
+    let refused = client.post(&call(Some(bad))).await.json();
+    assert_eq!(refused["error"]["code"], -32602, "{refused}");
+    assert!(refused["error"]["message"].as_str().unwrap().contains("at /frequency"), "{refused}");
+    node.shutdown().await;
+}
+
+#[tokio::test]
+async fn typed_completers_answer_for_their_argument_and_advertise_completions() {
+    let server = McpServer::builder("s", "1").build();
+    server
+        .add(typed::prompt("review", "Reviews", |r: Review| async move { r.language }).complete(
+            "language",
+            |prefix: String| async move {
+                ["rust", "ruby", "go"]
+                    .iter()
+                    .filter(|l| l.starts_with(&prefix))
+                    .map(|l| (*l).to_owned())
+                    .collect::<Vec<_>>()
+            },
+        ))
+        .unwrap();
+    server
+        .add(
+            typed::template("orders://{order}/lines/{line}", "line", |at: OrderLine, read: ResourceRead| async move {
+                ResourceContents::text(read.uri, "text/plain", at.line.to_string())
+            })
+            .complete("order", |prefix: String, req: mcp_fleet_server::CompletionRequest| async move {
+                vec![format!("{prefix}0 for {}", req.argument)]
+            }),
+        )
+        .unwrap();
+    let typo = server.add(
+        typed::prompt("p2", "P", |r: Review| async move { r.language })
+            .complete("lang", |_: String| async { Vec::<String>::new() }),
+    );
+    assert!(matches!(&typo, Err(ServerError::Definition(m)) if m.contains("\"lang\"")), "{:?}", typo.err());
+    let node = TestNode::start(server, HandlerOptions::default()).await;
+    let client = McpClient::new(node.url());
+    let discover = client.result("server/discover", json!({})).await;
+    assert_eq!(discover["capabilities"]["completions"], json!({}), "{discover}");
+    let complete = |reference: Value, name: &str, value: &str| json!({"ref": reference, "argument": {"name": name, "value": value}});
+    let langs = client
+        .result("completion/complete", complete(json!({"type": "ref/prompt", "name": "review"}), "language", "ru"))
+        .await;
+    assert_eq!(langs["completion"]["values"], json!(["rust", "ruby"]));
+    let orders = client
+        .result(
+            "completion/complete",
+            complete(json!({"type": "ref/resource", "uri": "orders://{order}/lines/{line}"}), "order", "4"),
+        )
+        .await;
+    assert_eq!(orders["completion"]["values"], json!(["40 for order"]));
+    let none = client
+        .result("completion/complete", complete(json!({"type": "ref/prompt", "name": "review"}), "strict", "t"))
+        .await;
+    assert_eq!(none["completion"]["values"], json!([]), "an argument without a completer has none");
+    node.shutdown().await;
+}

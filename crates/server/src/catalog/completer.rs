@@ -40,6 +40,10 @@ pub struct CompletionValues {
     pub has_more: Option<bool>,
 }
 
+/// One entry's completers, by argument (prompt) or variable (template) name: what the typed
+/// API's `.complete(..)` registers. They answer before the server-wide function.
+pub(crate) type Completers = Arc<std::collections::HashMap<String, CompletionFn>>;
+
 /// The application's completion function, as the catalog keeps it.
 pub(crate) type CompletionFn =
     Arc<dyn Fn(CompletionRequest) -> BoxFuture<'static, Result<CompletionValues, RpcError>> + Send + Sync>;

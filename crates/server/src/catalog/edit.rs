@@ -9,6 +9,7 @@ use mcp_fleet_protocol::types::{
 };
 use serde_json::Value;
 
+use super::completer::Completers;
 use super::entries::{PromptEntry, ResourceEntry, TemplateEntry, ToolEntry, ToolFn, definition_revision};
 use super::entry_handler::{Handler, PromptGet, ResourceRead, ToolCall, shared};
 use super::listing::Listing;
@@ -72,18 +73,19 @@ impl CatalogEdit<'_> {
                 self.require_scopes(&name, scopes);
                 self.touch(ListKind::Tools);
             }
-            Registered::Prompt { def, get } => {
+            Registered::Prompt { def, get, completers } => {
                 refuse_duplicate(&self.catalog.prompts, ListKind::Prompts, &def.name)?;
                 let revision = definition_revision(&def);
-                self.catalog.prompts.upsert(PromptEntry { revision, def, enabled: true, get });
+                self.catalog.prompts.upsert(PromptEntry { revision, def, enabled: true, get, completers });
                 self.touch(ListKind::Prompts);
             }
-            Registered::Template { def, read } => {
+            Registered::Template { def, read, completers } => {
                 refuse_duplicate(&self.catalog.templates, ListKind::ResourceTemplates, &def.uri_template)?;
                 let pattern =
                     UriTemplate::parse(&def.uri_template).map_err(|e| ServerError::Definition(e.to_string()))?;
                 let revision = definition_revision(&def);
-                self.catalog.templates.upsert(TemplateEntry { revision, def, enabled: true, pattern, read });
+                let entry = TemplateEntry { revision, def, enabled: true, pattern, read, completers };
+                self.catalog.templates.upsert(entry);
                 self.touch(ListKind::ResourceTemplates);
             }
         }
@@ -115,6 +117,7 @@ impl CatalogEdit<'_> {
             enabled: true,
             pattern,
             read: shared(reader),
+            completers: Completers::default(),
         });
         self.touch(ListKind::ResourceTemplates);
         Ok(())
@@ -128,6 +131,7 @@ impl CatalogEdit<'_> {
             def: prompt,
             enabled: true,
             get: shared(handler),
+            completers: Completers::default(),
         });
         self.touch(ListKind::Prompts);
     }

@@ -9,6 +9,7 @@ use mcp_fleet_protocol::types::{
 use serde::Serialize;
 use serde_json::Value;
 
+use super::completer::Completers;
 use super::entry_handler::{PromptGet, ResourceRead, SharedHandler, ToolCall};
 use super::template::UriTemplate;
 use crate::context::Principal;
@@ -79,6 +80,8 @@ pub(crate) struct TemplateEntry {
     pub(crate) enabled: bool,
     pub(crate) pattern: UriTemplate,
     pub(crate) read: ResourceFn,
+    /// Its variables' completers (typed templates).
+    pub(crate) completers: Completers,
 }
 
 /// A registered prompt.
@@ -89,6 +92,8 @@ pub(crate) struct PromptEntry {
     pub(crate) revision: DefinitionRevision,
     pub(crate) enabled: bool,
     pub(crate) get: PromptFn,
+    /// Its arguments' completers (typed prompts).
+    pub(crate) completers: Completers,
 }
 
 /// Anything listed by name in a catalog list.

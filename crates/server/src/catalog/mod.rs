@@ -28,6 +28,7 @@ pub use handles::EntryHandle;
 pub use registration::Registration;
 pub use server::McpServer;
 
+pub(crate) use completer::{Completers, CompletionFn};
 pub(crate) use entries::{DefinitionRevision, PromptFn, ResourceFn, ToolFn};
 pub(crate) use entry_handler::run_guarded;
 pub(crate) use server::{Catalog, WeakServer};

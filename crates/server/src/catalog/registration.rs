@@ -5,6 +5,7 @@
 
 use mcp_fleet_protocol::types::{Prompt, ResourceTemplate, Tool};
 
+use super::completer::Completers;
 use super::entries::{PromptFn, ResourceFn, ToolFn};
 use crate::error::ServerError;
 use crate::tasks::TaskSupport;
@@ -25,8 +26,8 @@ pub struct Registration(Result<Registered, ServerError>);
 /// What a [`Registration`] adds.
 pub(crate) enum Registered {
     Tool { def: Tool, run: ToolFn, task_support: TaskSupport, scopes: Vec<String> },
-    Prompt { def: Prompt, get: super::entries::PromptFn },
-    Template { def: ResourceTemplate, read: ResourceFn },
+    Prompt { def: Prompt, get: PromptFn, completers: Completers },
+    Template { def: ResourceTemplate, read: ResourceFn, completers: Completers },
 }
 
 impl Registration {
@@ -35,14 +36,15 @@ impl Registration {
         Registration(Ok(Registered::Tool { def, run, task_support, scopes }))
     }
 
-    /// A prompt whose gets `get` answers.
-    pub(crate) fn prompt(def: Prompt, get: PromptFn) -> Self {
-        Registration(Ok(Registered::Prompt { def, get }))
+    /// A prompt whose gets `get` answers, its arguments completed by `completers`.
+    pub(crate) fn prompt(def: Prompt, get: PromptFn, completers: Completers) -> Self {
+        Registration(Ok(Registered::Prompt { def, get, completers }))
     }
 
-    /// A resource template whose matching reads `read` answers.
-    pub(crate) fn template(def: ResourceTemplate, read: ResourceFn) -> Self {
-        Registration(Ok(Registered::Template { def, read }))
+    /// A resource template whose matching reads `read` answers, its variables completed by
+    /// `completers`.
+    pub(crate) fn template(def: ResourceTemplate, read: ResourceFn, completers: Completers) -> Self {
+        Registration(Ok(Registered::Template { def, read, completers }))
     }
 
     /// A definition that could not be built: adding it fails with `error`.

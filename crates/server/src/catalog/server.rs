@@ -36,6 +36,8 @@ pub(crate) struct Catalog {
     pub(crate) templates: Listing<TemplateEntry>,
     pub(crate) prompts: Listing<PromptEntry>,
     pub(crate) completion: Option<CompletionFn>,
+    /// Whether an enabled prompt or template has completers of its own (refreshed per swap).
+    pub(crate) entry_completers: bool,
 }
 
 impl Catalog {
@@ -45,6 +47,13 @@ impl Catalog {
         self.resources.refresh();
         self.templates.refresh();
         self.prompts.refresh();
+        self.entry_completers = self.prompts.enabled().any(|p| !p.completers.is_empty())
+            || self.templates.enabled().any(|t| !t.completers.is_empty());
+    }
+
+    /// Whether `completion/complete` is served (the `completions` capability).
+    pub(crate) fn completes(&self) -> bool {
+        self.completion.is_some() || self.entry_completers
     }
 
     /// The wire list and content revision of `kind`.

@@ -1,24 +1,29 @@
 //! `completion/complete` (spec digest §13): argument completion for prompts and resource
-//! templates, through one application-supplied function (its types live in the catalog).
+//! templates: the entry's own completer for that argument when it has one (typed prompts and
+//! templates), else the server-wide function (its types live in the catalog), else nothing.
 
 use mcp_fleet_protocol::types::stamp_result;
 use mcp_fleet_protocol::{Method, RpcError};
 use serde_json::{Map, Value, json};
 
 use super::{MethodRequest, Prepared};
-use crate::catalog::{CompletionRef, CompletionRequest};
+use crate::catalog::{Completers, CompletionFn, CompletionRef, CompletionRequest, CompletionValues};
 
 /// Most values sent (MCP caps a completion at 100).
 const MAX_VALUES: usize = 100;
 
 pub(super) fn prepare(req: &MethodRequest<'_>) -> Result<Prepared, RpcError> {
-    let Some(complete) = req.catalog.completion.clone() else {
+    if !req.catalog.completes() {
         return Err(RpcError::method_not_found(Method::CompletionComplete.as_str()));
-    };
-    let request = parse(req)?;
+    }
+    let (request, own) = parse(req)?;
+    let complete = own.or_else(|| req.catalog.completion.clone());
     let info = req.server.info().clone();
     let future = async move {
-        let mut v = complete(request).await?;
+        let mut v = match complete {
+            Some(complete) => complete(request).await?,
+            None => CompletionValues::default(),
+        };
         let more = v.values.len() > MAX_VALUES;
         v.values.truncate(MAX_VALUES);
         let mut completion = json!({"values": v.values});
@@ -36,24 +41,28 @@ pub(super) fn prepare(req: &MethodRequest<'_>) -> Result<Prepared, RpcError> {
     Ok(Prepared::call(future, None))
 }
 
-fn parse(req: &MethodRequest<'_>) -> Result<CompletionRequest, RpcError> {
+/// The request, and the completer its entry has for its argument, if any.
+fn parse(req: &MethodRequest<'_>) -> Result<(CompletionRequest, Option<CompletionFn>), RpcError> {
     let invalid = |m: &str| RpcError::invalid_params(m.to_owned()).in_band();
     let reference = req.params.get("ref").ok_or_else(|| invalid("params.ref is required"))?;
-    let reference = match (reference.get("type").and_then(Value::as_str), reference) {
+    let (reference, completers) = match (reference.get("type").and_then(Value::as_str), reference) {
         (Some("ref/prompt"), r) => {
             let name = r.get("name").and_then(Value::as_str).ok_or_else(|| invalid("ref.name must be a string"))?;
-            if req.catalog.prompts.get(name).is_none() {
+            let Some(prompt) = req.catalog.prompts.get(name) else {
                 return Err(RpcError::invalid_params(format!("Unknown prompt: {name}")).in_band());
-            }
-            CompletionRef::Prompt(name.to_owned())
+            };
+            (CompletionRef::Prompt(name.to_owned()), prompt.completers.clone())
         }
         (Some("ref/resource"), r) => {
             let uri = r.get("uri").and_then(Value::as_str).ok_or_else(|| invalid("ref.uri must be a string"))?;
-            let known = req.catalog.templates.get(uri).is_some() || req.catalog.resources.get(uri).is_some();
-            if !known {
-                return Err(RpcError::invalid_params(format!("Unknown resource or template: {uri}")).in_band());
-            }
-            CompletionRef::Resource(uri.to_owned())
+            let completers = match (req.catalog.templates.get(uri), req.catalog.resources.get(uri)) {
+                (Some(template), _) => template.completers.clone(),
+                (None, Some(_)) => Completers::default(),
+                (None, None) => {
+                    return Err(RpcError::invalid_params(format!("Unknown resource or template: {uri}")).in_band());
+                }
+            };
+            (CompletionRef::Resource(uri.to_owned()), completers)
         }
         _ => return Err(invalid("ref.type must be ref/prompt or ref/resource")),
     };
@@ -68,5 +77,6 @@ fn parse(req: &MethodRequest<'_>) -> Result<CompletionRequest, RpcError> {
         .and_then(Value::as_object)
         .cloned()
         .unwrap_or_default();
-    Ok(CompletionRequest { reference, argument: name.to_owned(), value: value.to_owned(), context })
+    let own = completers.get(name).cloned();
+    Ok((CompletionRequest { reference, argument: name.to_owned(), value: value.to_owned(), context }, own))
 }

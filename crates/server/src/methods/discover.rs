@@ -19,7 +19,7 @@ pub(crate) fn capabilities(catalog: &Catalog) -> Value {
         "prompts": {"listChanged": true},
         "logging": {}
     });
-    if catalog.completion.is_some() {
+    if catalog.completes() {
         caps["completions"] = json!({});
     }
     caps

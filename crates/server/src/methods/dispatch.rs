@@ -169,7 +169,7 @@ impl Family {
             Method::ToolsCall => Family::CallTool,
             Method::ResourcesRead => Family::ReadResource,
             Method::PromptsGet => Family::GetPrompt,
-            Method::CompletionComplete if catalog.completion.is_some() => Family::Complete,
+            Method::CompletionComplete if catalog.completes() => Family::Complete,
             Method::CompletionComplete => return None,
             Method::SubscriptionsListen => Family::Listen,
             Method::TasksGet | Method::TasksUpdate | Method::TasksCancel => Family::Task(method),

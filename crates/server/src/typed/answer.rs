@@ -83,3 +83,4 @@ macro_rules! complete {
 complete!(mcp_fleet_protocol::types::CallToolResult);
 complete!(mcp_fleet_protocol::types::GetPromptResult);
 complete!(Vec<mcp_fleet_protocol::types::ResourceContents>);
+complete!(crate::catalog::CompletionValues);

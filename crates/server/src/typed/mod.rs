@@ -11,6 +11,9 @@
 //! - [`TypedHandler`]: the handler's shapes, `|args: T|` or `|args: T, ctx|`.
 //! - [`IntoAnswer`], with [`Json`] and [`ToolError`]: what handlers may return.
 //! - [`NoArgs`]: the arguments of a tool or prompt that takes none.
+//! - [`elicitation`] and [`elicited`]: ask the user for a typed value (MRTR, relayed to 2025
+//!   sessions) and read the answer as that type. `.complete(..)` on a typed prompt or template
+//!   completes its arguments.
 //!
 //! Layering: `typed` builds [`Registration`](crate::Registration)s out of the catalog's
 //! handler types; the catalog never names it.
@@ -45,6 +48,8 @@
 
 mod answer;
 mod arguments;
+mod completion;
+mod elicitation;
 mod handler;
 mod prompt;
 mod schema;
@@ -53,6 +58,7 @@ mod tool;
 mod tool_result;
 
 pub use answer::IntoAnswer;
+pub use elicitation::{Elicited, elicitation, elicited};
 pub use handler::TypedHandler;
 pub use prompt::{TypedPrompt, prompt};
 pub use template::{TypedTemplate, template};

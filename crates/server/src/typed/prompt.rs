@@ -14,6 +14,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use super::answer::IntoAnswer;
+use super::completion::CompleterSet;
 use super::handler::TypedHandler;
 use super::{arguments, schema};
 use crate::catalog::{PromptFn, PromptGet, Registration};
@@ -37,6 +38,7 @@ impl IntoAnswer<GetPromptResult> for String {
 pub struct TypedPrompt {
     def: Prompt,
     get: Result<PromptFn, ServerError>,
+    completers: CompleterSet,
 }
 
 /// A prompt called `name` that `handler` answers with arguments of type `T`.
@@ -76,7 +78,7 @@ where
     let arguments = prompt_arguments(&name, &root);
     let def = Prompt::new(name, description, arguments.as_ref().map_or_else(|_| Vec::new(), Clone::clone));
     let get = arguments.map(|_| erase(handler, Arc::new(root)));
-    TypedPrompt { def, get }
+    TypedPrompt { def, get, completers: CompleterSet::default() }
 }
 
 /// The listed arguments of a prompt whose arguments' schema is `root`.
@@ -138,6 +140,38 @@ impl TypedPrompt {
         self
     }
 
+    /// Complete `argument` with `handler` (`|prefix: String|` or `|prefix, request|`,
+    /// answering `Vec<String>` or [`CompletionValues`](crate::CompletionValues)); the prompt
+    /// then advertises completions. An argument the prompt does not list is a registration
+    /// error.
+    ///
+    /// ```
+    /// use mcp_fleet_server::{McpServer, typed};
+    /// #[derive(serde::Deserialize, schemars::JsonSchema)]
+    /// struct Review { language: String }
+    /// let server = McpServer::builder("reviews", "1").build();
+    /// server.add(
+    ///     typed::prompt("review", "Reviews a change", |r: Review| async move { format!("Review this {}", r.language) })
+    ///         .complete("language", |prefix: String| async move {
+    ///             ["rust", "python", "go"].iter().filter(|l| l.starts_with(&prefix)).map(|l| l.to_string()).collect::<Vec<_>>()
+    ///         }),
+    /// ).unwrap();
+    /// ```
+    pub fn complete<M, H>(mut self, argument: &str, handler: H) -> Self
+    where
+        H: TypedHandler<String, crate::CompletionRequest, M>,
+        <H::Future as Future>::Output: IntoAnswer<crate::CompletionValues>,
+    {
+        if self.def.arguments.iter().any(|a| a.name == argument) {
+            self.completers.insert(argument.to_owned(), handler);
+        } else if self.get.is_ok() {
+            let why =
+                format!("prompt {:?}: cannot complete {argument:?}, which is not one of its arguments", self.def.name);
+            self.get = Err(ServerError::Definition(why));
+        }
+        self
+    }
+
     /// The definition as it will be listed (its derived arguments included).
     pub fn definition(&self) -> &Prompt {
         &self.def
@@ -147,7 +181,7 @@ impl TypedPrompt {
 impl From<TypedPrompt> for Registration {
     fn from(prompt: TypedPrompt) -> Self {
         match prompt.get {
-            Ok(get) => Registration::prompt(prompt.def, get),
+            Ok(get) => Registration::prompt(prompt.def, get, prompt.completers.into_completers()),
             Err(error) => Registration::failed(error),
         }
     }

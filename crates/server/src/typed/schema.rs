@@ -12,6 +12,13 @@ pub(crate) fn schema_of<T: JsonSchema>() -> Value {
     SchemaSettings::draft2020_12().into_generator().into_root_schema_for::<T>().to_value()
 }
 
+/// The schema of `T` with every subschema inlined (no `$defs`), for the places that take no
+/// references (elicitation's `requestedSchema`).
+pub(crate) fn inline_schema_of<T: JsonSchema>() -> Value {
+    let settings = SchemaSettings::draft2020_12().with(|s| s.inline_subschemas = true);
+    settings.into_generator().into_root_schema_for::<T>().to_value()
+}
+
 /// Whether `schema` describes JSON objects (`"type": "object"` at its root).
 pub(crate) fn is_object(schema: &Value) -> bool {
     schema.get("type").and_then(Value::as_str) == Some("object")

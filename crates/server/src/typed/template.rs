@@ -13,6 +13,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use super::answer::IntoAnswer;
+use super::completion::CompleterSet;
 use super::handler::TypedHandler;
 use super::{arguments, schema};
 use crate::catalog::{Registration, ResourceFn, ResourceRead};
@@ -30,6 +31,7 @@ impl IntoAnswer<Vec<ResourceContents>> for ResourceContents {
 pub struct TypedTemplate {
     def: ResourceTemplate,
     read: Result<ResourceFn, ServerError>,
+    completers: CompleterSet,
 }
 
 /// A resource template `uri_template` (RFC 6570 level 1, `orders://{id}/lines/{line}`) called
@@ -65,7 +67,7 @@ where
     let def = ResourceTemplate { uri_template: uri_template.into(), name: name.into(), ..ResourceTemplate::default() };
     let root = schema::schema_of::<T>();
     let read = fields_match(&def.uri_template, &root).map(|()| erase(handler, Arc::new(root)));
-    TypedTemplate { def, read }
+    TypedTemplate { def, read, completers: CompleterSet::default() }
 }
 
 /// The template's variables and `root`'s properties agree: each variable a property, each
@@ -131,6 +133,23 @@ impl TypedTemplate {
         self
     }
 
+    /// Complete the variable `variable` with `handler` (as
+    /// [`TypedPrompt::complete`](super::TypedPrompt::complete)). A name that is not one of the
+    /// template's variables is a registration error.
+    pub fn complete<M, H>(mut self, variable: &str, handler: H) -> Self
+    where
+        H: TypedHandler<String, crate::CompletionRequest, M>,
+        <H::Future as Future>::Output: IntoAnswer<crate::CompletionValues>,
+    {
+        if variables(&self.def.uri_template).iter().any(|v| v == variable) {
+            self.completers.insert(variable.to_owned(), handler);
+        } else if self.read.is_ok() {
+            let why = format!("resource template {:?}: it has no {{{variable}}} to complete", self.def.uri_template);
+            self.read = Err(ServerError::Definition(why));
+        }
+        self
+    }
+
     /// The definition as it will be listed.
     pub fn definition(&self) -> &ResourceTemplate {
         &self.def
@@ -140,7 +159,7 @@ impl TypedTemplate {
 impl From<TypedTemplate> for Registration {
     fn from(template: TypedTemplate) -> Self {
         match template.read {
-            Ok(read) => Registration::template(template.def, read),
+            Ok(read) => Registration::template(template.def, read, template.completers.into_completers()),
             Err(error) => Registration::failed(error),
         }
     }
