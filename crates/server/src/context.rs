@@ -15,6 +15,22 @@ use tokio::sync::mpsc;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ClientAddr(pub std::net::SocketAddr);
 
+/// The budget key of a client address: IPv4 as is, IPv6 by its /64 (one client usually holds a
+/// whole /64, and could otherwise take a fresh address per stream).
+pub(crate) fn address_key(ip: std::net::IpAddr) -> std::net::IpAddr {
+    match ip {
+        std::net::IpAddr::V6(v6) if v6.to_ipv4_mapped().is_none() => {
+            let mut octets = v6.octets();
+            octets[8..].fill(0);
+            std::net::IpAddr::from(octets)
+        }
+        std::net::IpAddr::V6(v6) => {
+            std::net::IpAddr::V4(v6.to_ipv4_mapped().unwrap_or(std::net::Ipv4Addr::UNSPECIFIED))
+        }
+        v4 => v4,
+    }
+}
+
 /// An authenticated caller, produced by the handler's authenticator.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Principal {

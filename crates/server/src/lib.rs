@@ -79,12 +79,11 @@ mod audit;
 pub mod auth;
 mod catalog;
 mod context;
-mod drain;
+mod endpoint;
 mod error;
 mod extensions;
 mod factory;
 mod fleet;
-mod handler;
 mod http;
 mod identity;
 mod intercept;
@@ -103,14 +102,14 @@ pub mod typed;
 pub use audit::{AuditOptions, AuditOrigin, AuditPrincipal, AuditRecord, AuditSink, JsonLinesSink};
 pub use catalog::{
     CachePolicy, CatalogEdit, CompletionRef, CompletionRequest, CompletionValues, EntryHandle, Handler, McpServer,
-    McpServerBuilder, PromptGet, Registration, ResourceRead, ToolCall,
+    McpServerBuilder, PromptGet, Registration, ResourceRead, TaskSupport, ToolCall,
 };
 pub use context::{CallContext, ClientAddr, Principal, RequestContext};
+pub use endpoint::{McpHandler, create_mcp_handler};
 pub use error::ServerError;
 pub use extensions::Extension;
 pub use factory::ServerFactory;
 pub use fleet::{BuildCount, CatalogAnnouncePolicy, CatalogRevisions, FleetMember, FleetStatus, ListConvergence};
-pub use handler::{McpHandler, create_mcp_handler};
 pub use http::{ResponseBody, serve_http, shutdown_signal};
 pub use identity::{EXECUTION_KEY, ExecutionIdentity, IMAGE_ENV, POD_UID_ENV};
 pub use intercept::{CallAnswer, CallInterceptor, Next, ResultCache, ToolInvocation};
@@ -119,7 +118,7 @@ pub use listen::BusHealthState;
 pub use notify::Notifier;
 pub use options::{HandlerOptions, ResponseMode};
 pub use outcome::{InputRequired, Outcome};
-pub use tasks::{TaskHandle, TaskOptions, TaskSupport};
+pub use tasks::{TaskHandle, TaskOptions};
 
 /// Registers the `#[tool]`, `#[prompt]` and `#[resource(template = "…")]` methods of an `impl`
 /// block as typed entries (feature `macros`, on by default).

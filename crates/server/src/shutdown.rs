@@ -4,7 +4,7 @@
 //! Shaped like mini-redis's `Shutdown` (`is_shutdown`, `recv`), over a `watch` channel so a
 //! receiver made after the signal still sees it, plus the drain's deadline: [`Shutdown::cut`]
 //! resolves when the deadline passes, which is when calls still running are ended with an error
-//! naming the epoch that ends (see `crate::drain`). A receiver also resolves once the trigger is
+//! naming the epoch that ends (see `endpoint::drain`). A receiver also resolves once the trigger is
 //! dropped with the last handler clone, so background tasks never outlive their handler.
 //!
 //! This module depends on nothing else of the crate: the handler, the listen router, the

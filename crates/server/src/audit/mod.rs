@@ -28,4 +28,5 @@ pub use options::AuditOptions;
 pub use record::{AuditOrigin, AuditPrincipal, AuditRecord};
 pub use sink::{AuditSink, JsonLinesSink};
 
+pub(crate) use record::Ending;
 pub(crate) use trail::{AuditTrail, CallFacts, CallStart, TaskTransition};

@@ -148,16 +148,6 @@ pub(crate) struct Ending {
 }
 
 impl Ending {
-    /// [`Ending::of`] a call's result: a written one is a complete tool result.
-    pub(crate) fn of_call(answer: Result<&crate::methods::CallResult, &RpcError>) -> Self {
-        use crate::methods::CallResult;
-        match answer {
-            Ok(CallResult::Value(value)) => Ending::of(Ok(value)),
-            Ok(written @ CallResult::Written { .. }) => Ending::complete(written.is_tool_error()),
-            Err(error) => Ending::of(Err(error)),
-        }
-    }
-
     pub(crate) fn of(answer: Result<&Value, &RpcError>) -> Self {
         let ending = |outcome| Ending { outcome, error_code: None, error_reason: None, task_id: None };
         match answer {
@@ -183,7 +173,7 @@ impl Ending {
     }
 
     /// A complete result: `tool_error` when the tool reported one, else `ok`.
-    fn complete(is_tool_error: bool) -> Self {
+    pub(crate) fn complete(is_tool_error: bool) -> Self {
         let outcome = if is_tool_error { "tool_error" } else { "ok" };
         Ending { outcome, error_code: None, error_reason: None, task_id: None }
     }
@@ -257,9 +247,8 @@ mod tests {
         assert_eq!(of(Ok(serde_json::json!({"resultType": "complete", "content": []}))), "ok");
         assert_eq!(of(Ok(serde_json::json!({"isError": true}))), "tool_error");
         assert_eq!(of(Ok(serde_json::json!({"resultType": "input_required"}))), "input_required");
-        let written = |is_error| crate::methods::CallResult::Written { json: b"{}".to_vec(), is_error };
-        assert_eq!(Ending::of_call(Ok(&written(false))).outcome, "ok");
-        assert_eq!(Ending::of_call(Ok(&written(true))).outcome, "tool_error");
+        assert_eq!(Ending::complete(false).outcome, "ok");
+        assert_eq!(Ending::complete(true).outcome, "tool_error");
         let task = Ending::of(Ok(&serde_json::json!({"resultType": "task", "taskId": "t1"})));
         assert_eq!((task.outcome, task.task_id.as_deref()), ("task", Some("t1")));
         let stale = RpcError::invalid_params("stale").with_data(serde_json::json!({"reason": "stale_request_state"}));

@@ -154,12 +154,8 @@ impl CallStart {
         self.end(Ending::of(answer));
     }
 
-    /// The call was answered with `answer`, a call's result.
-    pub(crate) fn finish_call(self, answer: Result<&crate::methods::CallResult, &RpcError>) {
-        self.end(Ending::of_call(answer));
-    }
-
-    fn end(mut self, ending: Ending) {
+    /// The call ended as `ending` (a written result's, say: [`Ending::complete`]).
+    pub(crate) fn end(mut self, ending: Ending) {
         if let Some(record) = self.record.as_mut() {
             record.outcome = ending.outcome;
             record.error_code = ending.error_code;

@@ -13,8 +13,8 @@ use std::time::Duration;
 
 use super::fleet_limits::{FleetLimits, FleetSlot};
 use super::limits::{LimitReached, PrincipalLimits, RetryAfter, StreamPermit};
+use crate::context::address_key;
 use crate::context::{ClientAddr, Principal};
-use crate::listen::address_key;
 use crate::metrics::Metrics;
 
 /// The 429 `-32603` of a principal past its stream quota, counted as `principal_limit`.

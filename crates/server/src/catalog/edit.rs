@@ -15,9 +15,9 @@ use super::entry_handler::{Handler, PromptGet, ResourceRead, ToolCall, shared};
 use super::listing::Listing;
 use super::registration::{Registered, Registration};
 use super::server::Catalog;
+use super::task_support::TaskSupport;
 use super::template::UriTemplate;
 use crate::error::ServerError;
-use crate::tasks::TaskSupport;
 
 /// Edits applied together by [`McpServer::batch`](crate::McpServer::batch): one catalog
 /// swap, one announcement per list touched.

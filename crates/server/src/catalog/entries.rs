@@ -48,7 +48,7 @@ pub(crate) struct ToolEntry {
     /// OAuth scopes a principal needs to see and call it (empty: none).
     pub(crate) required_scopes: Vec<String>,
     /// Whether its calls may become tasks (the tasks extension).
-    pub(crate) task_support: crate::tasks::TaskSupport,
+    pub(crate) task_support: super::task_support::TaskSupport,
     /// How its results may be cached (`None`: private, CACHE-6), for interceptors.
     pub(crate) cache_hint: Option<mcp_fleet_protocol::types::CacheHint>,
     pub(crate) run: ToolFn,

@@ -9,8 +9,8 @@ use mcp_fleet_protocol::types::{Prompt, Resource, Tool};
 
 use super::edit::CatalogEdit;
 use super::server::McpServer;
+use super::task_support::TaskSupport;
 use crate::error::ServerError;
-use crate::tasks::TaskSupport;
 
 /// A handle on one registered entry.
 ///

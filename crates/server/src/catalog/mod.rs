@@ -18,6 +18,7 @@ mod handles;
 mod listing;
 mod registration;
 mod server;
+mod task_support;
 mod template;
 
 pub use builder::{CachePolicy, McpServerBuilder};
@@ -27,8 +28,9 @@ pub use entry_handler::{Handler, PromptGet, ResourceRead, ToolCall};
 pub use handles::EntryHandle;
 pub use registration::Registration;
 pub use server::McpServer;
+pub use task_support::TaskSupport;
 
 pub(crate) use completer::{Completers, CompletionFn};
 pub(crate) use entries::{DefinitionRevision, PromptFn, ResourceFn, ToolFn};
 pub(crate) use entry_handler::run_guarded;
-pub(crate) use server::{Catalog, WeakServer};
+pub(crate) use server::Catalog;

@@ -7,8 +7,8 @@ use mcp_fleet_protocol::types::{Prompt, ResourceTemplate, Tool};
 
 use super::completer::Completers;
 use super::entries::{PromptFn, ResourceFn, ToolFn};
+use super::task_support::TaskSupport;
 use crate::error::ServerError;
-use crate::tasks::TaskSupport;
 
 /// A tool, prompt or resource template with its handler, ready to add to a catalog; built by
 /// [`typed::tool`](crate::typed::tool), [`typed::prompt`](crate::typed::prompt) and

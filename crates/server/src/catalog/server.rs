@@ -24,9 +24,9 @@ use super::entry_handler::{Handler, PromptGet, ResourceRead, ToolCall};
 use super::handles::EntryHandle;
 use super::listing::Listing;
 use super::registration::Registration;
+use super::task_support::TaskSupport;
 use crate::error::ServerError;
 use crate::notify::Notifier;
-use crate::tasks::TaskSupport;
 
 /// The catalog snapshot requests are served from.
 #[derive(Clone, Default)]
@@ -84,6 +84,12 @@ pub struct McpServer {
 #[derive(Clone)]
 pub(crate) struct WeakServer(std::sync::Weak<Inner>);
 
+impl crate::fleet::Catalogued for WeakServer {
+    fn revisions(&self) -> Option<[u64; 4]> {
+        self.upgrade().map(|server| server.revisions())
+    }
+}
+
 impl WeakServer {
     /// The server, if it is still alive.
     pub(crate) fn upgrade(&self) -> Option<McpServer> {
@@ -114,7 +120,7 @@ impl McpServer {
     pub fn publish_changes_to(&self, notifier: Notifier) -> Result<(), ServerError> {
         let attached = self.inner.notifier.get_or_init(|| notifier.clone());
         if attached.is_same_handler(&notifier) {
-            notifier.register_catalog(self);
+            notifier.register_catalog(Box::new(self.downgrade()));
             Ok(())
         } else {
             Err(ServerError::Options(

@@ -17,4 +17,5 @@ pub use record::CatalogRevisions;
 pub use status::{BuildCount, FleetMember, FleetStatus, ListConvergence};
 pub use watch::CatalogAnnouncePolicy;
 
-pub(crate) use watch::{FleetTiming, FleetWatch};
+pub(crate) use record::list_event;
+pub(crate) use watch::{Catalogued, FleetTiming, FleetWatch};

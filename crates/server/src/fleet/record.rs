@@ -4,6 +4,7 @@
 
 use std::collections::BTreeMap;
 
+use mcp_fleet_bus::EventKind;
 use mcp_fleet_protocol::ListKind;
 use mcp_fleet_protocol::cursor::revision_hex;
 use serde::{Deserialize, Serialize};
@@ -85,6 +86,15 @@ impl MemberRecord {
     pub(crate) fn encode(&self) -> String {
         // Strings, numbers and maps with string keys: serializing cannot fail.
         serde_json::to_string(self).unwrap_or_default()
+    }
+}
+
+/// The bus event announcing a change of `list` (templates are announced as resource lists).
+pub(crate) fn list_event(list: ListKind) -> EventKind {
+    match list.announced_as() {
+        ListKind::Tools => EventKind::ToolsListChanged,
+        ListKind::Prompts => EventKind::PromptsListChanged,
+        ListKind::Resources | ListKind::ResourceTemplates => EventKind::ResourcesListChanged,
     }
 }
 

@@ -20,13 +20,12 @@ use tokio::sync::Notify;
 use tokio::time::Instant;
 
 use super::convergence::{Convergence, Decision, Revision};
+use super::record::list_event;
 use super::record::{CatalogRevisions, GLOBAL_SCOPE, MemberRecord};
 use super::status::{BuildCount, FleetMember, FleetStatus, ListConvergence};
-use crate::catalog::{McpServer, WeakServer};
 use crate::identity::{ExecutionIdentity, RevisionSalt};
 use crate::listen::{EventIntake, ListenRouter};
 use crate::metrics::Metrics;
-use crate::notify::list_event;
 use crate::shutdown::Shutdown;
 
 /// How catalog changes reach listen streams (see `notify` in the crate doc).
@@ -78,6 +77,13 @@ struct State {
     convergence: HashMap<(String, ListKind), Convergence>,
 }
 
+/// A catalog as the fleet sees it: the content revision of each of its lists (indexed like
+/// `ListKind::ALL`), `None` once it is gone. The catalog implements it, so this module names
+/// nothing of the catalog's.
+pub(crate) trait Catalogued: Send + Sync {
+    fn revisions(&self) -> Option<[u64; 4]>;
+}
+
 /// See the module docs. Shared by the handler (status, registration) and its task.
 pub(crate) struct FleetWatch {
     node_id: String,
@@ -85,7 +91,7 @@ pub(crate) struct FleetWatch {
     mode: CatalogAnnouncePolicy,
     timing: FleetTiming,
     /// Scope → the catalog served in it. A std mutex: read or replaced, never across `.await`.
-    catalogs: Mutex<BTreeMap<String, WeakServer>>,
+    catalogs: Mutex<BTreeMap<String, Box<dyn Catalogued>>>,
     state: Mutex<State>,
     /// A catalog changed: announce now and evaluate.
     changed: Notify,
@@ -137,10 +143,10 @@ impl FleetWatch {
         self.mode
     }
 
-    /// Serve `server` as the catalog of `scope` (`None`: global).
-    pub(crate) fn register(&self, scope: Option<&str>, server: &McpServer) {
+    /// Serve `catalog` as the catalog of `scope` (`None`: global).
+    pub(crate) fn register(&self, scope: Option<&str>, catalog: Box<dyn Catalogued>) {
         let scope = scope.unwrap_or(GLOBAL_SCOPE).to_owned();
-        self.catalogs.lock().unwrap_or_else(PoisonError::into_inner).insert(scope, server.downgrade());
+        self.catalogs.lock().unwrap_or_else(PoisonError::into_inner).insert(scope, catalog);
         self.changed.notify_one();
     }
 
@@ -152,11 +158,11 @@ impl FleetWatch {
     /// Every live catalog's current revisions, by scope.
     pub(crate) fn own_catalogs(&self) -> BTreeMap<String, CatalogRevisions> {
         let mut catalogs = self.catalogs.lock().unwrap_or_else(PoisonError::into_inner);
-        catalogs.retain(|_, server| server.upgrade().is_some());
+        catalogs.retain(|_, catalog| catalog.revisions().is_some());
         catalogs
             .iter()
-            .filter_map(|(scope, server)| {
-                Some((scope.clone(), CatalogRevisions::of(self.salt.apply_all(server.upgrade()?.revisions()))))
+            .filter_map(|(scope, catalog)| {
+                Some((scope.clone(), CatalogRevisions::of(self.salt.apply_all(catalog.revisions()?))))
             })
             .collect()
     }
@@ -359,8 +365,15 @@ mod tests {
         let handler =
             create_mcp_handler(McpServer::builder("g", "1").build(), HandlerOptions::default()).await.unwrap();
         let watch = &handler.shared.fleet;
-        let tenant = McpServer::builder("t", "1").build();
-        watch.register(Some("tenant-1"), &tenant);
+        /// A catalog that lives as long as its `Arc`.
+        struct Catalog(std::sync::Weak<()>);
+        impl super::Catalogued for Catalog {
+            fn revisions(&self) -> Option<[u64; 4]> {
+                self.0.upgrade().map(|_| [1, 2, 3, 4])
+            }
+        }
+        let tenant = std::sync::Arc::new(());
+        watch.register(Some("tenant-1"), Box::new(Catalog(std::sync::Arc::downgrade(&tenant))));
         watch.evaluate();
         assert_eq!(scopes(watch), ["", "tenant-1"]);
         drop(tenant);

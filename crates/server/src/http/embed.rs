@@ -17,7 +17,7 @@ use http::{Request, Response};
 use http_body::Body;
 
 use super::body::ResponseBody;
-use crate::handler::McpHandler;
+use crate::endpoint::McpHandler;
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 

@@ -30,7 +30,7 @@ use super::body::{EndlessBody, ResponseBody};
 use super::rewind::Rewind;
 use super::serve::serve_with_hyper;
 use crate::context::ClientAddr;
-use crate::handler::McpHandler;
+use crate::endpoint::McpHandler;
 use mcp_fleet_protocol::Method as McpMethod;
 
 /// A first request head larger than this is left to hyper (which applies its own limits).

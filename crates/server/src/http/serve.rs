@@ -21,8 +21,8 @@ use hyper_util::server::graceful::{GracefulShutdown, Watcher};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::task::JoinSet;
 
+use crate::endpoint::McpHandler;
 use crate::error::ServerError;
-use crate::handler::McpHandler;
 use crate::options::HandlerOptions;
 
 /// How long to wait after a failed `accept` (e.g. out of file descriptors) before retrying.
@@ -49,9 +49,9 @@ impl McpHandler {
             };
             let stopped = stop.recv();
             // Calls still running at the deadline are answered with the drain error then
-            // (`crate::drain`): their answers get a moment to leave before the abort.
+            // (`endpoint::drain`): their answers get a moment to leave before the abort.
             let tuning =
-                Tuning { deadline: options.shutdown_deadline + crate::drain::ANSWER_GRACE, ..Tuning::of(options) };
+                Tuning { deadline: options.shutdown_deadline + crate::endpoint::ANSWER_GRACE, ..Tuning::of(options) };
             accept_loop(listener, connect, tuning, stopped).await;
         }
         self.shared.serving.send_modify(|n| *n -= 1);

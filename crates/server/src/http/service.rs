@@ -22,7 +22,7 @@ use super::guard::origin_allowed;
 use crate::auth::RetryAfter;
 use crate::auth::www_authenticate::insufficient_scope;
 use crate::context::RequestContext;
-use crate::handler::McpHandler;
+use crate::endpoint::McpHandler;
 use crate::methods::{CallFuture, CallResult, MethodRequest, Prepared, prepare, required_scopes};
 use crate::trace;
 

@@ -24,7 +24,7 @@ use tokio::task::AbortHandle;
 
 use super::session::SessionRecord;
 use crate::context::{NotificationReceiver, RequestContext};
-use crate::handler::McpHandler;
+use crate::endpoint::McpHandler;
 use crate::methods::{CallFuture, CallResult, MethodRequest, Prepared, prepare};
 
 /// Most input rounds of one call: a handler that keeps asking is failed, not looped forever.

@@ -124,7 +124,7 @@ impl History {
                     missed.uris.insert(uri.clone(), e.meta.clone());
                 }
                 (kind, _) => {
-                    if let Some(slot) = ListKind::ANNOUNCED.iter().position(|l| crate::notify::list_event(*l) == kind) {
+                    if let Some(slot) = ListKind::ANNOUNCED.iter().position(|l| crate::fleet::list_event(*l) == kind) {
                         missed.lists[slot] = Some(e.meta.clone());
                     }
                 }

@@ -84,7 +84,7 @@ impl Legacy {
 /// whose streams are open here — a session with an open stream never expires, and a stream
 /// whose session ended or expired elsewhere closes.
 pub(crate) fn maintain(
-    shared: &Arc<crate::handler::HandlerShared>,
+    shared: &Arc<crate::endpoint::HandlerShared>,
     mut stop: crate::shutdown::Shutdown,
 ) -> impl Future<Output = ()> + Send + 'static {
     let streams = shared.legacy.streams.clone();

@@ -25,7 +25,7 @@ use super::relay::Delivered;
 use super::session::SessionRecord;
 use super::stream::StreamRefused;
 use crate::context::{Principal, RequestContext};
-use crate::handler::McpHandler;
+use crate::endpoint::McpHandler;
 use crate::http::{ResponseBody, error_response, json_response, sse_response, status_only};
 use crate::metrics::VersionLabel;
 

@@ -340,7 +340,7 @@ impl SessionStreams {
                 }
             }
             (kind, _, _) => {
-                let Some(slot) = ListKind::ANNOUNCED.iter().position(|l| crate::notify::list_event(*l) == kind) else {
+                let Some(slot) = ListKind::ANNOUNCED.iter().position(|l| crate::fleet::list_event(*l) == kind) else {
                     return;
                 };
                 let method = ListKind::ANNOUNCED[slot].list_changed();

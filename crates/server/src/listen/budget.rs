@@ -24,6 +24,7 @@ use http::StatusCode;
 use mcp_fleet_protocol::RpcError;
 use serde_json::json;
 
+use crate::context::address_key;
 use crate::metrics::{ListenRefusal, Metrics};
 
 /// The limits (set through [`HandlerOptions`](crate::HandlerOptions), which documents each
@@ -170,20 +171,6 @@ impl ListenBudget {
         }
         *open += 1;
         Ok(Taken::Stream(ip))
-    }
-}
-
-/// The budget key of a client address: IPv4 as is, IPv6 by its /64 (one client usually holds a
-/// whole /64, and could otherwise take a fresh address per stream).
-pub(crate) fn address_key(ip: IpAddr) -> IpAddr {
-    match ip {
-        IpAddr::V6(v6) if v6.to_ipv4_mapped().is_none() => {
-            let mut octets = v6.octets();
-            octets[8..].fill(0);
-            IpAddr::from(octets)
-        }
-        IpAddr::V6(v6) => IpAddr::V4(v6.to_ipv4_mapped().unwrap_or(std::net::Ipv4Addr::UNSPECIFIED)),
-        v4 => v4,
     }
 }
 

@@ -20,7 +20,7 @@ mod tenant;
 pub use health::BusHealthState;
 pub(crate) use stream::ListenBody;
 
-pub(crate) use budget::{Opener, address_key};
+pub(crate) use budget::Opener;
 pub(crate) use health::BusHealth;
 pub(crate) use intake::EventIntake;
 pub(crate) use router::{ListenLimits, ListenRouter};

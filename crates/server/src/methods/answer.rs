@@ -5,8 +5,8 @@
 //! result instead (see [`mcp_fleet_protocol::types::StampedToolResult`]): no map is built,
 //! stamped, serialised and dropped per call.
 
-use mcp_fleet_protocol::RequestId;
 use mcp_fleet_protocol::jsonrpc::{encode_result, encode_written_result};
+use mcp_fleet_protocol::{RequestId, RpcError};
 use serde_json::Value;
 
 /// A call's result object (already stamped).
@@ -48,6 +48,16 @@ impl CallResult {
             CallResult::Value(value) => value.get("isError") == Some(&Value::Bool(true)),
             CallResult::Written { is_error, .. } => *is_error,
         }
+    }
+}
+
+/// How the audit trail records `answer`: a written result is a complete tool result.
+pub(crate) fn audit_ending(answer: Result<&CallResult, &RpcError>) -> crate::audit::Ending {
+    use crate::audit::Ending;
+    match answer {
+        Ok(CallResult::Value(value)) => Ending::of(Ok(value)),
+        Ok(written @ CallResult::Written { .. }) => Ending::complete(written.is_tool_error()),
+        Err(error) => Ending::of(Err(error)),
     }
 }
 

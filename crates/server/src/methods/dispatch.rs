@@ -12,7 +12,7 @@ use tokio::sync::mpsc;
 use crate::audit::{CallFacts, CallStart};
 use crate::catalog::{Catalog, McpServer};
 use crate::context::RequestContext;
-use crate::handler::HandlerShared;
+use crate::endpoint::HandlerShared;
 use crate::listen::ListenBody;
 
 use super::answer::CallResult;
@@ -87,7 +87,7 @@ pub(crate) fn prepare(mut req: MethodRequest<'_>) -> Result<Prepared, RpcError> 
 /// A call (`tools/call`, `resources/read`, `prompts/get`) prepared by `prepare`, and the two
 /// ends every such call has whatever its method: its record in the audit trail, once it is
 /// answered (or refused, or dropped), and the drain's deadline, at which a call still running
-/// is answered with the error naming the epoch that ends (`crate::drain`).
+/// is answered with the error naming the epoch that ends (`endpoint::drain`).
 fn ended(
     req: &mut MethodRequest<'_>,
     method: Method,
@@ -110,13 +110,13 @@ fn ended(
         }
         Ok(Prepared::Call { future, notifications }) => {
             let shared = req.shared;
-            let cut = crate::drain::cut_at_deadline(future, shared.shutdown.subscribe(), shared.cut_names.clone());
+            let cut = super::cut::cut_at_deadline(future, shared.shutdown.subscribe(), shared.cut_names.clone());
             // One box for the cut and the audit record together.
             let future = match audit {
                 None => cut.boxed(),
                 Some(audit) => async move {
                     let answer = cut.await;
-                    audit.finish_call(answer.as_ref());
+                    audit.end(super::answer::audit_ending(answer.as_ref()));
                     answer
                 }
                 .boxed(),

@@ -4,6 +4,7 @@
 
 mod answer;
 pub(crate) mod completion;
+mod cut;
 pub(crate) mod discover;
 mod dispatch;
 mod listen;
@@ -17,6 +18,7 @@ mod tools;
 pub(crate) use tools::required_scopes;
 
 pub(crate) use answer::CallResult;
+pub(crate) use cut::CutNames;
 pub(crate) use dispatch::{CallFuture, MethodRequest, Prepared, prepare};
 pub(crate) use mrtr::{Finisher, capability_for};
 

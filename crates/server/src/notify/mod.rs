@@ -22,5 +22,5 @@ mod outbox;
 
 pub use notifier::Notifier;
 
-pub(crate) use notifier::{NotifierCore, list_event};
+pub(crate) use notifier::NotifierCore;
 pub(crate) use outbox::Outbox;

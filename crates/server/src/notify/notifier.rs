@@ -10,9 +10,8 @@ use mcp_fleet_protocol::ListKind;
 use tracing::Instrument;
 
 use super::outbox::Outbox;
-use crate::catalog::McpServer;
 use crate::error::ServerError;
-use crate::fleet::{CatalogAnnouncePolicy, FleetWatch};
+use crate::fleet::{CatalogAnnouncePolicy, Catalogued, FleetWatch, list_event};
 use crate::listen::EventIntake;
 use crate::metrics::Metrics;
 use crate::trace;
@@ -94,9 +93,9 @@ impl Notifier {
         self.publish(Change { scope: self.scope.clone(), kind, uri, session: None }).await
     }
 
-    /// Serve `server` as this notifier's scope's catalog in the fleet's membership.
-    pub(crate) fn register_catalog(&self, server: &McpServer) {
-        self.core.fleet.register(self.scope.as_deref(), server);
+    /// Serve `catalog` as this notifier's scope's catalog in the fleet's membership.
+    pub(crate) fn register_catalog(&self, catalog: Box<dyn Catalogued>) {
+        self.core.fleet.register(self.scope.as_deref(), catalog);
     }
 
     /// A catalog-driven change of `list`. With [`CatalogAnnouncePolicy::FleetConverged`] the
@@ -133,14 +132,5 @@ impl Notifier {
             }
             _ => Ok(change),
         }
-    }
-}
-
-/// The bus event announcing a change of `list` (templates are announced as resource lists).
-pub(crate) fn list_event(list: ListKind) -> EventKind {
-    match list.announced_as() {
-        ListKind::Tools => EventKind::ToolsListChanged,
-        ListKind::Prompts => EventKind::PromptsListChanged,
-        ListKind::Resources | ListKind::ResourceTemplates => EventKind::ResourcesListChanged,
     }
 }

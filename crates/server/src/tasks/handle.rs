@@ -14,8 +14,8 @@ use mcp_fleet_protocol::tasks::TaskStatus;
 use mcp_fleet_protocol::types::CallToolResult;
 
 use super::shared::{Tasks, now_ms};
+use crate::endpoint::McpHandler;
 use crate::error::ServerError;
-use crate::handler::McpHandler;
 
 /// A handle on one task (cheap to clone; see the module docs).
 ///

@@ -5,7 +5,7 @@
 //! task lives in the fleet's task store (a bus keyspace) and every change is announced on the
 //! bus.
 //!
-//! - `options`: [`TaskSupport`] per tool, [`TaskOptions`] per handler.
+//! - `options`: [`TaskOptions`] per handler (per tool: the catalog's [`TaskSupport`](crate::TaskSupport)).
 //! - `record`: the stored task and its state machine (pure).
 //! - `store`: the records, per-principal counts and node incarnations on the keyspace contract.
 //! - `shared`: [`Tasks`], this node's part — create, change-and-announce, orphan judgement, drain.
@@ -33,7 +33,7 @@ mod store;
 mod tool;
 
 pub use handle::TaskHandle;
-pub use options::{TaskOptions, TaskSupport};
+pub use options::TaskOptions;
 
 pub(crate) use follow::{TaskSignal, TaskSignals};
 pub(crate) use link::TaskLink;

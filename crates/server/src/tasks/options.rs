@@ -1,25 +1,8 @@
-//! [`TaskSupport`] (per tool: may its calls become tasks?) and [`TaskOptions`] (per handler:
-//! the tasks' lifetime, polling hint, bounds and timing), each with its default.
+//! [`TaskOptions`] (per handler: the tasks' lifetime, polling hint, bounds and timing), with
+//! their defaults. Per tool, whether calls may become tasks is the catalog's
+//! [`TaskSupport`](crate::TaskSupport).
 
 use std::time::Duration;
-
-/// Whether a tool's calls may become tasks (the tasks extension). Set with
-/// [`EntryHandle::task_support`](crate::EntryHandle::task_support) or
-/// [`CatalogEdit::set_task_support`](crate::CatalogEdit::set_task_support).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum TaskSupport {
-    /// Never: every call answers synchronously. The default.
-    #[default]
-    Forbidden,
-    /// For clients that declared the extension on the request, the call becomes a task when
-    /// it has not finished after [`TaskOptions::create_after`], or when its handler asks to
-    /// ([`CallContext::run_as_task`](crate::CallContext::run_as_task)); other clients get the
-    /// synchronous answer.
-    Optional,
-    /// As `Optional` for clients that declared the extension; others get 400 `-32021` naming
-    /// the extension before the handler runs (the tool cannot serve them without a task).
-    Required,
-}
 
 /// Options of the tasks extension (set with
 /// [`HandlerOptions::tasks`](crate::HandlerOptions::tasks)). Every node of a fleet must use the

@@ -10,9 +10,9 @@ use serde_json::{Map, Value};
 
 use super::call::TaskCall;
 use super::link::TaskLink;
-use super::options::TaskSupport;
 use super::record::binding;
 use super::shared::Tasks;
+use crate::catalog::TaskSupport;
 use crate::catalog::ToolFn;
 use crate::context::CallContext;
 use crate::methods::{Finisher, MethodRequest};

@@ -15,11 +15,11 @@ use serde_json::{Value, json};
 use super::answer::IntoAnswer;
 use super::handler::TypedHandler;
 use super::{arguments, schema};
+use crate::catalog::TaskSupport;
 use crate::catalog::{Registration, ToolCall, ToolFn};
 use crate::context::CallContext;
 use crate::error::ServerError;
 use crate::outcome::Outcome;
-use crate::tasks::TaskSupport;
 
 /// A typed tool: what [`tool`] builds; add it with [`McpServer::add`](crate::McpServer::add).
 /// Its setters shape the listed definition and how its calls run.

@@ -52,8 +52,8 @@ pub(crate) struct HandlerShared {
     pub(crate) identity: Arc<ExecutionIdentity>,
     /// What the tools revision folds in (`HandlerOptions::identity_in_tools_revision`).
     pub(crate) revision_salt: RevisionSalt,
-    /// The epoch and node a call cut by the drain names (`crate::drain`).
-    pub(crate) cut_names: Arc<crate::drain::CutNames>,
+    /// The epoch and node a call cut by the drain names (`endpoint::drain`).
+    pub(crate) cut_names: Arc<crate::methods::CutNames>,
     /// The record of every call and task transition (off unless the options ask for it).
     pub(crate) audit: AuditTrail,
     /// Per-principal request rate and open-stream allowance.
@@ -169,7 +169,7 @@ pub async fn create_mcp_handler(
         health: health.clone(),
         metrics: metrics.clone(),
         state_codec: Arc::new(state_codec),
-        cut_names: crate::drain::CutNames::new(&identity.epoch, bus.node_id()),
+        cut_names: crate::methods::CutNames::new(&identity.epoch, bus.node_id()),
         identity,
         revision_salt,
         audit,

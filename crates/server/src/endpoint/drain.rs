@@ -4,21 +4,16 @@
 //! round awaited, since the runtime ends right after — running tasks (of the tasks extension)
 //! are waited for, and the whole drain has a deadline.
 //!
-//! A call still running at the deadline is not cut by a connection reset: [`cut_at_deadline`]
+//! A call still running at the deadline is not cut by a connection reset: `methods::cut`
 //! ends it with a `-32603` naming the execution epoch that ends (`data.reason: "drained"`,
 //! `data.epoch`, `data.node`), written before the connections are aborted. The framework never
 //! retries a call on another replica: whether to retry (the call may have had effects) is the
 //! client's decision, and the error tells it which code was interrupted.
 
-use std::sync::{Arc, PoisonError};
+use std::sync::PoisonError;
 use std::time::Duration;
 
-use mcp_fleet_protocol::RpcError;
-use serde_json::json;
-
-use crate::handler::McpHandler;
-use crate::methods::CallFuture;
-use crate::shutdown::Shutdown;
+use super::handler::McpHandler;
 
 /// How long after the deadline the serve loops still let cut calls' answers reach their
 /// clients before aborting the connections left.
@@ -70,46 +65,4 @@ impl McpHandler {
     pub fn is_draining(&self) -> bool {
         self.shared.shutdown.is_shutdown()
     }
-}
-
-/// What a cut call's error names: this process's execution epoch and its node id, built once
-/// per handler and shared, so arming the cut on every call costs one reference count rather
-/// than two string copies.
-#[derive(Debug)]
-pub(crate) struct CutNames {
-    epoch: Box<str>,
-    node: Box<str>,
-}
-
-impl CutNames {
-    pub(crate) fn new(epoch: &str, node: &str) -> Arc<CutNames> {
-        Arc::new(CutNames { epoch: epoch.into(), node: node.into() })
-    }
-}
-
-/// `call`, ended at the drain's deadline with [`drained`] if it is still running then. Not
-/// boxed: the caller boxes it once, together with whatever else it wraps around the call.
-pub(crate) async fn cut_at_deadline(
-    call: CallFuture,
-    mut shutdown: Shutdown,
-    names: Arc<CutNames>,
-) -> Result<crate::methods::CallResult, RpcError> {
-    tokio::select! {
-        biased;
-        answer = call => answer,
-        () = shutdown.cut() => {
-            let CutNames { epoch, node } = &*names;
-            tracing::warn!(%epoch, "a call was still running at the shutdown deadline; answering it with the drain error");
-            Err(drained(epoch, node))
-        }
-    }
-}
-
-/// The error of a call cut by the drain: it names the execution epoch (and node) that ended.
-pub(crate) fn drained(epoch: &str, node: &str) -> RpcError {
-    RpcError::internal(format!(
-        "The replica {node} shut down (execution epoch {epoch} ended) before the call finished; \
-         it was not retried elsewhere"
-    ))
-    .with_data(json!({"reason": "drained", "epoch": epoch, "node": node}))
 }
