@@ -26,7 +26,7 @@ use crate::metrics::Metrics;
 use crate::notify::{Notifier, NotifierCore, Outbox};
 use crate::options::HandlerOptions;
 use crate::shutdown::ShutdownTrigger;
-use crate::tasks::{TaskParts, TaskSignals, Tasks};
+use crate::tasks::{TaskHandle, TaskParts, TaskSignals, Tasks};
 
 /// Shared state of one handler.
 pub(crate) struct HandlerShared {
@@ -218,6 +218,14 @@ async fn limit_gate(options: &HandlerOptions, bus: &Arc<dyn ServerEventBus>, fle
 }
 
 impl McpHandler {
+    /// A handle on task `id` of the fleet, to complete or fail it from outside its handler (a
+    /// webhook, a job poller), on any replica; `None` when this handler serves no tasks. The
+    /// handle does not check who created the task: keep ids you hand out to trusted code.
+    pub fn task(&self, id: &str) -> Option<TaskHandle> {
+        let tasks = self.shared.tasks.clone()?;
+        Some(TaskHandle::new(tasks, id.to_owned()))
+    }
+
     /// Publish change events (globally, or `.scope(tenant)`).
     pub fn notify(&self) -> Notifier {
         self.shared.notifier.clone()

@@ -80,7 +80,7 @@ pub(crate) fn prepare(mut req: MethodRequest<'_>) -> Result<Prepared, RpcError> 
         Family::GetPrompt => ended(&mut req, Method::PromptsGet, prompts::prepare_get),
         Family::Complete => completion::prepare(&req),
         Family::Listen => listen::open(&req),
-        Family::Task(method) => crate::tasks::prepare(&req, method),
+        Family::Task(method) => super::tasks::prepare(&req, method),
     }
 }
 

@@ -13,6 +13,9 @@ mod mrtr;
 mod prompts;
 mod resources;
 pub(crate) mod state;
+mod task_call;
+mod task_tool;
+mod tasks;
 mod tools;
 
 pub(crate) use tools::required_scopes;

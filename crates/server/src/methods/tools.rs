@@ -62,7 +62,7 @@ pub(super) fn prepare_call(req: &mut MethodRequest<'_>) -> Result<Prepared, RpcE
     if let Some(missing) = entry.required_capabilities.as_ref().and_then(|r| req.meta.missing_capabilities(r)) {
         return Err(RpcError::missing_capability(missing));
     }
-    crate::tasks::refuse_without_extension(req, entry.task_support)?;
+    super::task_tool::refuse_without_extension(req, entry.task_support)?;
     // The arguments are read in place by every check below, and taken out of the request (not
     // copied) for the handler once they are done.
     let none = Value::Object(Map::new());
@@ -78,7 +78,7 @@ pub(super) fn prepare_call(req: &mut MethodRequest<'_>) -> Result<Prepared, RpcE
     }
 
     // Decided before `start_call`, which moves the envelope into the call context.
-    let tasks = crate::tasks::for_tool(req, entry.task_support);
+    let tasks = super::task_tool::for_tool(req, entry.task_support);
     let (ctx, notifications, finisher) = start_call(req, Method::ToolsCall, &name, &entry.revision)?;
     // The state binding has read them: take them out of the request. An object, or absent or
     // null (then `{}`), as checked above.
@@ -98,7 +98,7 @@ pub(super) fn prepare_call(req: &mut MethodRequest<'_>) -> Result<Prepared, RpcE
     let handler =
         intercepted(handler, &req.shared.options.interceptors, &name, catalog.tools.revision, entry.cache_hint);
     if let Some(tasks) = tasks {
-        let parts = crate::tasks::CallParts { handler, tool: name, arguments, ctx, finisher };
+        let parts = super::task_tool::CallParts { handler, tool: name, arguments, ctx, finisher };
         // Its errors carry their statuses already (a refused task is 429, not in-band).
         let answer = tasks.call(parts).answer().map_ok(CallResult::Value);
         return Ok(Prepared::Call { future: Box::pin(answer), notifications });

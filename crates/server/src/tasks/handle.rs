@@ -14,7 +14,6 @@ use mcp_fleet_protocol::tasks::TaskStatus;
 use mcp_fleet_protocol::types::CallToolResult;
 
 use super::shared::{Tasks, now_ms};
-use crate::endpoint::McpHandler;
 use crate::error::ServerError;
 
 /// A handle on one task (cheap to clone; see the module docs).
@@ -91,15 +90,5 @@ impl TaskHandle {
             Some(updated) => Ok(updated.changed),
             None => Err(ServerError::NotFound(self.id.clone())),
         }
-    }
-}
-
-impl McpHandler {
-    /// A handle on task `id` of the fleet, to complete or fail it from outside its handler (a
-    /// webhook, a job poller), on any replica; `None` when this handler serves no tasks. The
-    /// handle does not check who created the task: keep ids you hand out to trusted code.
-    pub fn task(&self, id: &str) -> Option<TaskHandle> {
-        let tasks = self.shared.tasks.clone()?;
-        Some(TaskHandle::new(tasks, id.to_owned()))
     }
 }

@@ -9,38 +9,35 @@
 //! - `record`: the stored task and its state machine (pure).
 //! - `store`: the records, per-principal counts and node incarnations on the keyspace contract.
 //! - `shared`: [`Tasks`], this node's part — create, change-and-announce, orphan judgement, drain.
-//! - `tool` and `call`: a `tools/call` that may become a task, and its runner.
 //! - `link`: what the handler's context knows of its task (`run_as_task`, progress → status).
 //! - `running`: this node's runners, which updates, cancels and events reach.
-//! - `methods`: `tasks/get`, `tasks/update`, `tasks/cancel`.
 //! - `follow`: task events from the bus, and the listen streams following tasks.
 //! - `handle`: [`TaskHandle`], for tasks whose work lives outside the handler.
+//!
+//! The methods are `methods`' (`tasks`: `tasks/get`, `tasks/update`, `tasks/cancel`;
+//! `task_tool` and `task_call`: a `tools/call` that may become a task, and its runner).
 //!
 //! What it leaves to others: the wire vocabulary is `mcp_fleet_protocol::tasks`; listen streams
 //! (indexing followers, writing frames) are the listen router's; the keyspace semantics are
 //! the bus backends'.
 
-mod call;
 mod follow;
 mod handle;
 mod link;
-mod methods;
 mod options;
 mod record;
 mod running;
 mod shared;
 mod store;
-mod tool;
 
 pub use handle::TaskHandle;
 pub use options::TaskOptions;
 
 pub(crate) use follow::{TaskSignal, TaskSignals};
-pub(crate) use link::TaskLink;
-pub(crate) use methods::prepare;
-pub(crate) use record::binding;
-pub(crate) use shared::{Orphaned, TaskParts, Tasks};
-pub(crate) use tool::{CallParts, for_tool, refuse_without_extension};
+pub(crate) use link::{Phase, TaskLink};
+pub(crate) use record::{TaskRecord, binding, new_task_id};
+pub(crate) use running::{Bells, Registered};
+pub(crate) use shared::{Orphaned, TaskParts, Tasks, now_ms};
 
 /// The extension as discover advertises it (no settings: the client declares it per request).
 pub(crate) fn extension() -> crate::extensions::Extension {

@@ -8,14 +8,12 @@ use mcp_fleet_protocol::RpcError;
 use mcp_fleet_protocol::tasks::{declares_tasks, required_capability};
 use serde_json::{Map, Value};
 
-use super::call::TaskCall;
-use super::link::TaskLink;
-use super::record::binding;
-use super::shared::Tasks;
+use super::task_call::TaskCall;
+use super::{Finisher, MethodRequest};
 use crate::catalog::TaskSupport;
 use crate::catalog::ToolFn;
 use crate::context::CallContext;
-use crate::methods::{Finisher, MethodRequest};
+use crate::tasks::{TaskLink, Tasks, binding};
 
 /// Step 11 for a tool that cannot serve a client without a task: "the server MUST return an
 /// error with the code `-32021`, indicating the required extension".

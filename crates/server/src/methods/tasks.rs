@@ -13,9 +13,8 @@ use mcp_fleet_protocol::types::stamp_result;
 use mcp_fleet_protocol::{Method, RpcError};
 use serde_json::{Map, Value, json};
 
-use super::record::{TaskRecord, binding};
-use super::shared::{Orphaned, Tasks, now_ms};
-use crate::methods::{MethodRequest, Prepared};
+use super::{MethodRequest, Prepared};
+use crate::tasks::{Orphaned, TaskRecord, Tasks, binding, now_ms};
 
 /// Ladder steps 10–11 for a task method, then its future.
 pub(crate) fn prepare(req: &MethodRequest<'_>, method: Method) -> Result<Prepared, RpcError> {

@@ -2,7 +2,7 @@
 //! extension — run by a task of its own, so the call survives its HTTP request.
 //!
 //! 1. **Synchronous** while the client waits: a handler that answers within
-//!    [`TaskOptions::create_after`](super::TaskOptions::create_after) gets the ordinary answer
+//!    [`TaskOptions::create_after`](crate::TaskOptions::create_after) gets the ordinary answer
 //!    (a result, or an MRTR `input_required`: "resolve all MRTR exchanges synchronously before
 //!    responding with a `CreateTaskResult`").
 //! 2. **Becoming a task** when that time passes, or when the handler asks
@@ -26,14 +26,11 @@ use serde_json::{Map, Value, json};
 use tokio::sync::oneshot;
 use tokio::time::{Instant, sleep, sleep_until};
 
-use super::link::{Phase, TaskLink};
-use super::record::{TaskRecord, new_task_id};
-use super::running::{Bells, Registered};
-use super::shared::{Orphaned, Tasks, now_ms};
+use super::{Finisher, capability_for};
 use crate::catalog::{ToolCall, ToolFn, run_guarded};
 use crate::context::CallContext;
-use crate::methods::{Finisher, capability_for};
 use crate::outcome::Outcome;
+use crate::tasks::{Bells, Orphaned, Phase, Registered, TaskLink, TaskRecord, Tasks, new_task_id, now_ms};
 
 /// How often a task waiting for input reads its record without being poked: only an event
 /// lost in a bus gap needs it.
