@@ -20,7 +20,9 @@ use crate::fleet::{FleetStatus, FleetTiming, FleetWatch};
 use crate::identity::{ExecutionIdentity, RevisionSalt};
 use crate::legacy::{Legacy, SessionStreams};
 use crate::listen::supervisor::{self, ConsumerParts};
-use crate::listen::{BusHealth, BusHealthState, EventIntake, ListenRouter, keepalive, monitor};
+use crate::listen::{
+    BusHealth, BusHealthState, EventIntake, ListenRouter, SessionEvents, TaskEvents, keepalive, monitor,
+};
 use crate::methods::state::StateCodec;
 use crate::metrics::Metrics;
 use crate::notify::{Notifier, NotifierCore, Outbox};
@@ -112,7 +114,8 @@ pub async fn create_mcp_handler(
     let session_streams =
         SessionStreams::new(options.legacy.max_streams, options.legacy.replay_events, ring, metrics.clone());
     let (task_signals, task_events) = TaskSignals::new();
-    let streams = (router.clone(), session_streams.clone(), task_signals.clone());
+    let streams: (_, Arc<dyn SessionEvents>, Arc<dyn TaskEvents>) =
+        (router.clone(), Arc::new(session_streams.clone()), Arc::new(task_signals.clone()));
     let intake = Arc::new(EventIntake::new(streams, metrics.clone(), options.dedupe_window));
     let outbox = Arc::new(Outbox::new(metrics.clone()));
     let timing = FleetTiming { ttl: options.membership_ttl, convergence_timeout: options.convergence_timeout };

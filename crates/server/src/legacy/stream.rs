@@ -520,6 +520,25 @@ impl Drop for SessionStreamBody {
     }
 }
 
+/// The intake's second listener: every event reaches the sessions' GET streams too.
+impl crate::listen::SessionEvents for SessionStreams {
+    fn record(&self, event: &EventEnvelope, meta: &Value) {
+        SessionStreams::record(self, event, meta);
+    }
+
+    fn record_catalog(&self, event: &EventEnvelope, meta: &Value) {
+        SessionStreams::record_catalog(self, event, meta);
+    }
+
+    fn deliver(&self, event: &EventEnvelope, meta: &Value) {
+        SessionStreams::deliver(self, event, meta);
+    }
+
+    fn invalidate_all(&self, meta: &Value) {
+        SessionStreams::invalidate_all(self, meta);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

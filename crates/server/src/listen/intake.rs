@@ -10,25 +10,45 @@
 //! Each event delivered from the bus gets a delivery span linked to its publish
 //! ([`crate::trace`]).
 
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use mcp_fleet_bus::{DedupeWindow, EventEnvelope, EventKind, GapReason};
 use mcp_fleet_protocol::cursor::revision_hex;
 use serde_json::{Value, json};
 
 use super::router::ListenRouter;
-use crate::legacy::SessionStreams;
 use crate::metrics::Metrics;
-use crate::tasks::{TaskSignal, TaskSignals};
 use crate::trace;
+
+/// The other listeners of this node's events, beside the router: the 2025 era's GET streams
+/// and their replay history. The era's module implements it and the handler passes it in, so
+/// the intake names nothing of that era.
+pub(crate) trait SessionEvents: Send + Sync {
+    /// Remember `event` for replay (before deduplication: the bus's copy brings the position).
+    fn record(&self, event: &EventEnvelope, meta: &Value);
+    /// Remember a converged catalog change for replay.
+    fn record_catalog(&self, event: &EventEnvelope, meta: &Value);
+    /// Deliver `event` to the session streams it concerns.
+    fn deliver(&self, event: &EventEnvelope, meta: &Value);
+    /// Events may have been missed: tell every session stream.
+    fn invalidate_all(&self, meta: &Value);
+}
+
+/// Where task events and gaps go: the tasks' loop (the tasks module implements it).
+pub(crate) trait TaskEvents: Send + Sync {
+    /// Task `id` changed on node `origin`.
+    fn changed(&self, id: String, origin: String);
+    /// Events may have been missed: every followed task is to be read again.
+    fn refresh_all(&self);
+}
 
 /// Deduplicating, position-keeping entrance to the [`ListenRouter`].
 pub(crate) struct EventIntake {
     router: ListenRouter,
-    /// 2025-era sessions' GET streams hear the same events (see `crate::legacy`).
-    sessions: SessionStreams,
-    /// Task events go to the tasks' loop (see `crate::tasks`), and so do gaps.
-    tasks: TaskSignals,
+    /// 2025-era sessions' GET streams hear the same events.
+    sessions: Arc<dyn SessionEvents>,
+    /// Task events go to the tasks' loop, and so do gaps.
+    tasks: Arc<dyn TaskEvents>,
     metrics: Metrics,
     /// Std mutexes: uncontended (the consumer task, and the rare local announcement), never
     /// held across `.await`.
@@ -40,7 +60,7 @@ pub(crate) struct EventIntake {
 impl EventIntake {
     /// An intake remembering `dedupe_window` event ids.
     pub(crate) fn new(
-        (router, sessions, tasks): (ListenRouter, SessionStreams, TaskSignals),
+        (router, sessions, tasks): (ListenRouter, Arc<dyn SessionEvents>, Arc<dyn TaskEvents>),
         metrics: Metrics,
         dedupe_window: usize,
     ) -> Self {
@@ -68,7 +88,7 @@ impl EventIntake {
         let _delivering = span.enter();
         *self.position.lock().unwrap_or_else(PoisonError::into_inner) = Some((event.epoch, event.version));
         if let (EventKind::TaskChanged, Some(id)) = (event.kind, &event.uri) {
-            self.tasks.send(TaskSignal::Changed { id: id.clone(), origin: event.origin.clone() });
+            self.tasks.changed(id.clone(), event.origin.clone());
             return;
         }
         let streams = self.router.deliver(event, &meta);
@@ -103,7 +123,7 @@ impl EventIntake {
         let meta = self.gap_meta();
         self.router.invalidate_all(&meta);
         self.sessions.invalidate_all(&meta);
-        self.tasks.send(TaskSignal::RefreshAll);
+        self.tasks.refresh_all();
     }
 
     /// `{"gap": true, "epoch": …, "lastVersion": …}` (the position only once one is known).

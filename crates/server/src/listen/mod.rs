@@ -22,7 +22,7 @@ pub(crate) use stream::ListenBody;
 
 pub(crate) use budget::Opener;
 pub(crate) use health::BusHealth;
-pub(crate) use intake::EventIntake;
+pub(crate) use intake::{EventIntake, SessionEvents, TaskEvents};
 pub(crate) use router::{ListenLimits, ListenRouter};
 pub(crate) use tenant::{Renderings, tenant_meta};
 

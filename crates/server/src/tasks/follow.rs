@@ -176,3 +176,14 @@ impl Tasks {
         }
     }
 }
+
+/// Where the intake sends task events and gaps.
+impl crate::listen::TaskEvents for TaskSignals {
+    fn changed(&self, id: String, origin: String) {
+        self.send(TaskSignal::Changed { id, origin });
+    }
+
+    fn refresh_all(&self) {
+        self.send(TaskSignal::RefreshAll);
+    }
+}
