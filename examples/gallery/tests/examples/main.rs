@@ -6,4 +6,6 @@
 
 mod support;
 
+mod calculator;
 mod hello;
+mod structured_output;
