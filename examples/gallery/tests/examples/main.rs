@@ -7,5 +7,6 @@
 mod support;
 
 mod calculator;
+mod config_reloader;
 mod hello;
 mod structured_output;

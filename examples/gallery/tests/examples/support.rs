@@ -7,7 +7,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex, mpsc};
 use std::time::Duration;
 
-use mcp_fleet_tests::McpClient;
+use mcp_fleet_tests::{ListenStream, McpClient, WAIT};
 use serde_json::{Value, json};
 
 /// How long an example may take to print its address.
@@ -91,4 +91,34 @@ pub(crate) fn names(list: &Value) -> Vec<String> {
         list["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap().to_owned()).collect();
     names.sort();
     names
+}
+
+/// Open a listen stream for tool-list changes with extra `headers`, and read its
+/// acknowledgement: from here on, every change is heard.
+pub(crate) async fn listen_tools(client: &McpClient, headers: &[(String, String)]) -> ListenStream {
+    let body = mcp_fleet_tests::request(
+        json!("listen"),
+        "subscriptions/listen",
+        json!({"notifications": {"toolsListChanged": true}}),
+    );
+    let mut all = McpClient::standard_headers(&body);
+    all.extend_from_slice(headers);
+    let mut stream =
+        ListenStream::from_response(client.send_raw("POST", &all, serde_json::to_vec(&body).unwrap()).await);
+    let ack = stream.next_message().await.unwrap();
+    assert_eq!(ack["method"], "notifications/subscriptions/acknowledged", "{ack}");
+    stream
+}
+
+/// Read `stream` until a `notifications/tools/list_changed`; panics after [`WAIT`].
+pub(crate) async fn tools_changed(stream: &mut ListenStream) -> Value {
+    let read = async {
+        loop {
+            let msg = stream.next_message().await.expect("the stream ended");
+            if msg["method"] == "notifications/tools/list_changed" {
+                return msg;
+            }
+        }
+    };
+    tokio::time::timeout(WAIT, read).await.expect("notifications/tools/list_changed in time")
 }
