@@ -9,4 +9,5 @@ mod support;
 mod calculator;
 mod config_reloader;
 mod hello;
+mod multi_tenant;
 mod structured_output;
