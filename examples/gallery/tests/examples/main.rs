@@ -10,4 +10,5 @@ mod calculator;
 mod config_reloader;
 mod hello;
 mod multi_tenant;
+mod oauth;
 mod structured_output;
