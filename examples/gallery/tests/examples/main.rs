@@ -9,6 +9,7 @@ mod support;
 mod calculator;
 mod config_reloader;
 mod hello;
+mod long_task;
 mod multi_tenant;
 mod oauth;
 mod structured_output;
