@@ -13,3 +13,4 @@ mod long_task;
 mod multi_tenant;
 mod oauth;
 mod structured_output;
+mod two_nodes_redis;
