@@ -1,12 +1,10 @@
-//! rmcp's calculator (`examples/servers/src/calculator_stdio.rs` and `common/calculator.rs` in
-//! modelcontextprotocol/rust-sdk) written with `#[server]`, served over Streamable HTTP: the
-//! same two tools, argument types, descriptions and text results.
-//!
-//! `cargo run -p mcp-fleet-examples --bin calculator`; logs on stderr (`RUST_LOG=debug`).
+//! rmcp's calculator (rust-sdk's `calculator_stdio.rs` + `common/calculator.rs`) with `#[server]`,
+//! over Streamable HTTP: `cargo run -p mcp-fleet-examples --bin calculator [ADDR]` (`RUST_LOG`).
 
-use mcp_fleet_server::{HandlerOptions, McpServer, server};
+use mcp_fleet_server::{HandlerOptions, McpServer, create_mcp_handler, server, shutdown_signal};
 use schemars::JsonSchema;
 use serde::Deserialize;
+use tracing_subscriber::EnvFilter;
 
 #[derive(Deserialize, JsonSchema)]
 struct SumRequest {
@@ -41,8 +39,19 @@ impl Calculator {
 }
 
 #[tokio::main]
-async fn main() -> mcp_fleet_examples::Result {
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    tracing_subscriber::fmt().with_env_filter(EnvFilter::from_default_env()).with_writer(std::io::stderr).init();
     let server = McpServer::builder("calculator", "1.0.0").build();
     server.add_all(Calculator.into_entries())?;
-    mcp_fleet_examples::run(server, HandlerOptions::default()).await
+    let handler = create_mcp_handler(server, HandlerOptions::default()).await?;
+    let addr = std::env::args().nth(1).or_else(|| std::env::var("LISTEN").ok());
+    let listener = tokio::net::TcpListener::bind(addr.as_deref().unwrap_or("127.0.0.1:8080")).await?;
+    println!("listening on http://{}/mcp", listener.local_addr()?);
+    let serving = tokio::spawn({
+        let handler = handler.clone();
+        async move { handler.serve(listener).await }
+    });
+    shutdown_signal().await;
+    handler.shutdown().await; // listen streams get their completion result, then the drain
+    Ok(serving.await??)
 }
