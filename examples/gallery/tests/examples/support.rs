@@ -23,13 +23,14 @@ pub(crate) struct Example {
 
 impl Example {
     /// Start the binary `exe` listening on `127.0.0.1:0`, with `args` after that address and
-    /// `env` set (logs at `warn`); returns once it printed its first URL ([`Example::url`]).
+    /// `env` set (logs at `warn`, uncoloured); returns once it printed its first URL ([`Example::url`]).
     pub(crate) fn start(exe: &str, args: &[&str], env: &[(&str, &str)]) -> (Example, String) {
         let mut child = Command::new(exe)
             .arg("127.0.0.1:0")
             .args(args)
             .envs(env.iter().copied())
             .env("RUST_LOG", "warn")
+            .env("NO_COLOR", "1")
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
