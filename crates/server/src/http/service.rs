@@ -153,14 +153,14 @@ impl McpHandler {
         (label, dispatch.instrument(span.clone()).await)
     }
 
-    /// Steps 0–2 before the body is read: path, Origin/Host, authentication, method,
+    /// Steps 0–2 before the body is read: path (unless an outer router owns it), Origin/Host, authentication, method,
     /// Content-Type. `Ok` carries the principal, if an authenticator produced one.
     async fn admit(
         &self,
         parts: &http::request::Parts,
     ) -> Result<Option<crate::Principal>, Box<Response<ResponseBody>>> {
         let opts = &self.shared.options;
-        if parts.uri.path() != opts.mcp_path {
+        if opts.match_path && parts.uri.path() != opts.mcp_path {
             return Err(Box::new(plain(StatusCode::NOT_FOUND, "Not Found")));
         }
         if !origin_allowed(parts, opts.allowed_origins.as_deref(), opts.allowed_hosts.as_deref()) {
