@@ -2,7 +2,8 @@
 //! from the build environment (an image build without `.git`), else `git rev-parse HEAD` when
 //! the source is a git checkout; neither → no commit (the identity omits it).
 
-use std::process::Command;
+#[path = "build/git_watch.rs"]
+mod git_watch;
 
 fn main() {
     println!("cargo:rerun-if-env-changed=MCP_FLEET_BUILD_COMMIT");
@@ -12,21 +13,12 @@ fn main() {
     }
 }
 
-/// `git rev-parse HEAD`, and the files whose change moves it (so a new commit rebuilds).
+/// `git rev-parse HEAD`, and the existing files whose change moves it (so a new commit
+/// rebuilds, and an unchanged checkout does not: see `build/git_watch.rs`).
 fn git_head() -> Option<String> {
-    let git = |args: &[&str]| -> Option<String> {
-        let out = Command::new("git").args(args).output().ok()?;
-        out.status.success().then(|| String::from_utf8_lossy(&out.stdout).trim().to_owned())
-    };
-    let head = git(&["rev-parse", "HEAD"])?;
-    for path in ["HEAD", "packed-refs"] {
-        if let Some(file) = git(&["rev-parse", "--path-format=absolute", "--git-path", path]) {
-            println!("cargo:rerun-if-changed={file}");
-        }
-    }
-    let branch = git(&["symbolic-ref", "-q", "HEAD"]);
-    if let Some(file) = branch.and_then(|b| git(&["rev-parse", "--path-format=absolute", "--git-path", &b])) {
-        println!("cargo:rerun-if-changed={file}");
+    let (head, watched) = git_watch::head_and_watched(std::path::Path::new("."))?;
+    for file in watched {
+        println!("cargo:rerun-if-changed={}", file.display());
     }
     Some(head)
 }

@@ -5,7 +5,7 @@
 //! with signed `requestState`. Built only on the public API of `mcp-fleet-server`.
 //!
 //! The names, schemas and outputs are what the suite sends and checks (the catalog in
-//! `shared/protocol/conformance-fixtures.md` §3); the suite's own logic lives elsewhere.
+//! `docs/spec-digest/conformance-fixtures.md` §3); the suite's own logic lives elsewhere.
 //!
 //! - `tools`: content-type tools, progress and logging, the capability-gated tool, the
 //!   JSON Schema 2020-12 and `x-mcp-header` tools, and the change triggers.

@@ -4,6 +4,11 @@
 //! Everything here is testable without a socket; the server framework (`mcp-fleet-server`) and
 //! the load tester build on it.
 //!
+//! The rules are the spec digest's, in the repository's `docs/spec-digest/`: comments cite its
+//! sections ("spec digest §4.3", "spec §19"), the rows of its validation order ("ladder
+//! step 9", §3) and the rules it tags (`HDR-5`, `MRTR-3`); its README says how to read each,
+//! and `tests/spec_digest.rs` checks that every such reference resolves.
+//!
 //! - [`jsonrpc`]: one JSON-RPC message per POST body; compact encoding.
 //! - [`error`]: [`ErrorCode`] and [`RpcError`], each knowing its HTTP status.
 //! - [`envelope`]: the per-request `_meta` envelope and capability matching.

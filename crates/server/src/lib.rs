@@ -74,6 +74,11 @@
 //! calls), `audit` (the record of every call), `extensions` (what discover advertises), `notify` (the two paths a
 //! change travels), `http` (the hyper service and accept loop), `shutdown` (the drain signal) and
 //! `drain` (what `shutdown()` does), `trace` (the spans).
+//!
+//! The rules the code follows are cited from the spec digest in the repository's
+//! `docs/spec-digest/`: "spec digest §6.2" is a section of its `mcp-2026-07-28-server.md`,
+//! "ladder steps 10–12" rows of its validation order (§3), `LSTN-4` or `CACHE-6` the rules it
+//! tags so; its README says how to read each kind of reference.
 
 mod audit;
 pub mod auth;

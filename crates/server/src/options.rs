@@ -45,6 +45,7 @@ pub struct HandlerOptions {
     pub(crate) bus: Option<Arc<dyn ServerEventBus>>,
     pub(crate) node_id: Option<String>,
     pub(crate) mcp_path: String,
+    pub(crate) match_path: bool,
     pub(crate) page_size: usize,
     pub(crate) max_body_bytes: usize,
     pub(crate) listen: ListenLimits,
@@ -86,6 +87,7 @@ impl Default for HandlerOptions {
             bus: None,
             node_id: None,
             mcp_path: "/mcp".into(),
+            match_path: true,
             page_size: 100,
             max_body_bytes: 4 * 1024 * 1024,
             listen: ListenLimits::default(),
@@ -185,6 +187,19 @@ impl HandlerOptions {
     /// Path of the MCP endpoint. Default `/mcp`.
     pub fn mcp_path(mut self, path: impl Into<String>) -> Self {
         self.mcp_path = path.into();
+        self
+    }
+
+    /// Whether the handler answers 404 to a request whose path is not
+    /// [`mcp_path`](Self::mcp_path). Default `true`, which [`McpHandler::serve`] relies on.
+    /// Turn it off when an outer router owns the path: axum's `nest_service("/mcp", handler)`
+    /// hands the handler the rest of the path (`/`), which would otherwise get 404. The
+    /// protected-resource metadata is still answered at its well-known paths if the router
+    /// sends those here.
+    ///
+    /// [`McpHandler::serve`]: crate::McpHandler::serve
+    pub fn match_path(mut self, on: bool) -> Self {
+        self.match_path = on;
         self
     }
 

@@ -3,7 +3,10 @@
 //!
 //! [`McpHandler`] is a `tower::Service`, so `Router::route_service("/mcp", handler)` mounts
 //! it as is (the handler checks the path itself: mount it at its
-//! [`mcp_path`](mcp_fleet_server::HandlerOptions::mcp_path), `/mcp` by default). For the
+//! [`mcp_path`](mcp_fleet_server::HandlerOptions::mcp_path), `/mcp` by default). To let the
+//! router own the path instead, build the handler with
+//! [`match_path(false)`](mcp_fleet_server::HandlerOptions::match_path) and nest it
+//! ([`nested_router`]): `nest_service` strips its prefix, so the handler sees `/`. For the
 //! shutdown, axum's drain is handed [`McpHandler::draining`]: when the handler's
 //! `shutdown()` begins, its listen streams end with their completion result, and axum stops
 //! accepting and waits for the connections that are left — no open SSE stream can hold the
@@ -31,10 +34,22 @@ use serde_json::json;
 
 /// The service's routes: its own (`/health`, `/version`) and the MCP endpoint at `/mcp`.
 pub fn router(handler: McpHandler) -> Router {
+    own_routes().route_service("/mcp", handler)
+}
+
+/// The same routes with the MCP endpoint nested at `/mcp`: the router owns the path, so
+/// `handler` must be built with
+/// [`match_path(false)`](mcp_fleet_server::HandlerOptions::match_path) (with the default, it
+/// sees `/`, not its `mcp_path`, and answers 404).
+pub fn nested_router(handler: McpHandler) -> Router {
+    own_routes().nest_service("/mcp", handler)
+}
+
+/// The service's own routes, beside which the MCP endpoint is mounted.
+fn own_routes() -> Router {
     Router::new()
         .route("/health", get(|| async { "ok" }))
         .route("/version", get(|| async { env!("CARGO_PKG_VERSION") }))
-        .route_service("/mcp", handler)
 }
 
 /// Serve [`router`] on `listener` until `handler.shutdown()` begins, then drain.

@@ -153,14 +153,14 @@ impl McpHandler {
         (label, dispatch.instrument(span.clone()).await)
     }
 
-    /// Steps 0–2 before the body is read: path, Origin/Host, authentication, method,
+    /// Steps 0–2 before the body is read: path (unless an outer router owns it), Origin/Host, authentication, method,
     /// Content-Type. `Ok` carries the principal, if an authenticator produced one.
     async fn admit(
         &self,
         parts: &http::request::Parts,
     ) -> Result<Option<crate::Principal>, Box<Response<ResponseBody>>> {
         let opts = &self.shared.options;
-        if parts.uri.path() != opts.mcp_path {
+        if opts.match_path && parts.uri.path() != opts.mcp_path {
             return Err(Box::new(plain(StatusCode::NOT_FOUND, "Not Found")));
         }
         if !origin_allowed(parts, opts.allowed_origins.as_deref(), opts.allowed_hosts.as_deref()) {
@@ -398,25 +398,16 @@ fn is_json(value: Option<&HeaderValue>) -> bool {
     media.split(';').next().is_some_and(|t| t.trim().eq_ignore_ascii_case("application/json"))
 }
 
-/// Whether the `Accept` header admits `media` (`type/subtype`); an absent or unreadable
-/// header admits anything. Parameters and quality values are not weighed (HTTP-6: be lenient).
-pub(crate) fn accepts(value: Option<&HeaderValue>, media: &str) -> bool {
-    let Some(accept) = value.and_then(|v| v.to_str().ok()) else { return true };
-    let family = media.split('/').next().unwrap_or(media);
-    accept.split(',').map(|t| t.split(';').next().unwrap_or("").trim()).any(|t| {
-        t == "*/*"
-            || t.eq_ignore_ascii_case(media)
-            || t.strip_suffix("/*").is_some_and(|f| f.eq_ignore_ascii_case(family))
-    })
-}
-
-/// Whether a call may be answered with SSE.
-fn accepts_sse(value: Option<&HeaderValue>) -> bool {
+/// Whether an `Accept` header admits an SSE response (`text/event-stream`), for a call or a
+/// 2025-era session: [`Accepted`]'s rule.
+pub(crate) fn accepts_sse(value: Option<&HeaderValue>) -> bool {
     Accepted::of(value).sse
 }
 
-/// What an `Accept` header admits of the endpoint's two media types, read in one pass: the
-/// rule of [`accepts`] for `application/json` and for `text/event-stream` at once.
+/// What an `Accept` header admits of the endpoint's two media types, read in one pass — the
+/// endpoint's one Accept parser. A media type is admitted by `*/*`, by its `type/*` or by
+/// itself, case-insensitively; an absent or unreadable header admits anything. Parameters and
+/// quality values are not weighed (HTTP-6: be lenient).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Accepted {
     json: bool,
@@ -426,8 +417,8 @@ struct Accepted {
 impl Accepted {
     /// Byte by byte: the header is short, but `str` splitting and Unicode trimming made this
     /// a visible share of a `tools/call`. A value that is not visible ASCII (what
-    /// `HeaderValue::to_str` refuses) admits anything, as [`accepts`] does; inside one, the
-    /// only whitespace left to trim is space and tab.
+    /// `HeaderValue::to_str` refuses) admits anything; inside one, the only whitespace left to
+    /// trim is space and tab.
     fn of(value: Option<&HeaderValue>) -> Accepted {
         const ANY: Accepted = Accepted { json: true, sse: true };
         let Some(accept) = value.map(HeaderValue::as_bytes) else { return ANY };
@@ -481,8 +472,9 @@ pub(crate) fn error_response(id: Option<&RequestId>, error: &RpcError) -> Respon
     json(error.status, encode_error(id, error))
 }
 
-/// An HTTP-level refusal with a JSON-RPC error body and no id (HTTP-2, HTTP-4, HTTP-5).
-fn http_error(status: StatusCode, message: &str) -> Response<ResponseBody> {
+/// An HTTP-level refusal with a JSON-RPC error body and no id (HTTP-2, HTTP-4, HTTP-5), of the
+/// endpoint and of the 2025 era's sessions alike.
+pub(crate) fn http_error(status: StatusCode, message: &str) -> Response<ResponseBody> {
     error_response(None, &RpcError::invalid_request(message).with_status(status))
 }
 
@@ -563,6 +555,18 @@ mod tests {
             Err(BodyReadError::Failed(e)) => assert!(e.to_string().contains("connection reset")),
             other => panic!("expected a failed read, got {other:?}"),
         }
+    }
+
+    /// The Accept rule written plainly, one media type at a time: the reference that
+    /// [`Accepted::of`]'s byte-wise pass must agree with.
+    fn accepts(value: Option<&HeaderValue>, media: &str) -> bool {
+        let Some(accept) = value.and_then(|v| v.to_str().ok()) else { return true };
+        let family = media.split('/').next().unwrap_or(media);
+        accept.split(',').map(|t| t.split(';').next().unwrap_or("").trim()).any(|t| {
+            t == "*/*"
+                || t.eq_ignore_ascii_case(media)
+                || t.strip_suffix("/*").is_some_and(|f| f.eq_ignore_ascii_case(family))
+        })
     }
 
     #[test]

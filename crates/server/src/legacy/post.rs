@@ -26,7 +26,7 @@ use super::session::SessionRecord;
 use super::stream::StreamRefused;
 use crate::context::{Principal, RequestContext};
 use crate::endpoint::McpHandler;
-use crate::http::{ResponseBody, error_response, json_response, sse_response, status_only};
+use crate::http::{ResponseBody, accepts_sse, error_response, http_error, json_response, sse_response, status_only};
 use crate::metrics::VersionLabel;
 
 /// A refusal answered before any request is served.
@@ -50,7 +50,7 @@ impl McpHandler {
             (&Method::POST, Some(body)) => self.legacy_post(parts, principal, body).await,
             (&Method::GET, _) => self.legacy_get(&parts, principal.as_ref()).await,
             (&Method::DELETE, _) => self.legacy_delete(&parts, principal.as_ref()).await,
-            _ => Err(Box::new(plain_error(StatusCode::METHOD_NOT_ALLOWED, "Method not allowed"))),
+            _ => Err(Box::new(http_error(StatusCode::METHOD_NOT_ALLOWED, "Method not allowed"))),
         };
         result.unwrap_or_else(|refusal| *refusal)
     }
@@ -85,7 +85,7 @@ impl McpHandler {
                 LegacyMessage::Request { .. } => {}
             }
         }
-        let sse_ok = accepts_sse(&parts);
+        let sse_ok = accepts_sse(parts.headers.get(header::ACCEPT));
         let ctx = RequestContext { principal, parts };
         let requests: Vec<_> =
             parsed.requests().map(|(id, method, params)| (id.clone(), method.to_owned(), params.clone())).collect();
@@ -320,8 +320,8 @@ impl McpHandler {
         if self.shared.legacy.sessions.is_none() {
             return Err(Box::new(not_allowed()));
         }
-        if !accepts_sse(parts) {
-            return Err(Box::new(plain_error(StatusCode::NOT_ACCEPTABLE, "Accept must allow text/event-stream")));
+        if !accepts_sse(parts.headers.get(header::ACCEPT)) {
+            return Err(Box::new(http_error(StatusCode::NOT_ACCEPTABLE, "Accept must allow text/event-stream")));
         }
         let version = request_version(parts)?;
         let session = self.session_of(parts, principal, version).await?;
@@ -331,7 +331,7 @@ impl McpHandler {
         match self.shared.legacy.streams.open(id, record.scope, record.subscriptions, last_event_id) {
             Ok(body) => Ok(sse_response(ResponseBody::session_stream(body))),
             Err(refused @ (StreamRefused::Limit(_) | StreamRefused::Closing)) => {
-                let mut response = plain_error(StatusCode::SERVICE_UNAVAILABLE, &refused.to_string());
+                let mut response = http_error(StatusCode::SERVICE_UNAVAILABLE, &refused.to_string());
                 response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
                 Err(Box::new(response))
             }
@@ -376,19 +376,19 @@ impl McpHandler {
         };
         let Some(raw) = parts.headers.get(SESSION_HEADER) else {
             let message = "Bad Request: the Mcp-Session-Id header is required (send initialize first)";
-            return Err(Box::new(plain_error(StatusCode::BAD_REQUEST, message)));
+            return Err(Box::new(http_error(StatusCode::BAD_REQUEST, message)));
         };
         let id = raw.to_str().unwrap_or("").trim().to_owned();
         let record = store.load(&id).await.map_err(|e| Box::new(store_unreachable(&e)))?;
         let Some(record) = record else {
             self.shared.metrics.legacy.sessions_not_found.inc();
-            return Err(Box::new(plain_error(
+            return Err(Box::new(http_error(
                 StatusCode::NOT_FOUND,
                 "Session not found: it ended or expired; send initialize to start a new one",
             )));
         };
         if !record.belongs_to(principal) {
-            return Err(Box::new(plain_error(StatusCode::FORBIDDEN, "This session belongs to another principal")));
+            return Err(Box::new(http_error(StatusCode::FORBIDDEN, "This session belongs to another principal")));
         }
         Ok(Session { id: Some(id), record })
     }
@@ -404,26 +404,16 @@ fn request_version(parts: &http::request::Parts) -> Result<&str, Refusal> {
     header_version(&parts.headers).map_err(|e| Box::new(error_response(None, &e)))
 }
 
-/// Whether the request's `Accept` admits an SSE response.
-fn accepts_sse(parts: &http::request::Parts) -> bool {
-    crate::http::accepts(parts.headers.get(header::ACCEPT), "text/event-stream")
-}
-
-/// An HTTP-level refusal with a JSON-RPC error body and no id.
-fn plain_error(status: StatusCode, message: &str) -> Response<ResponseBody> {
-    error_response(None, &RpcError::invalid_request(message).with_status(status))
-}
-
 /// 405 for GET/DELETE when the endpoint serves no sessions.
 fn not_allowed() -> Response<ResponseBody> {
-    let mut response = plain_error(StatusCode::METHOD_NOT_ALLOWED, "This endpoint serves no sessions: POST only");
+    let mut response = http_error(StatusCode::METHOD_NOT_ALLOWED, "This endpoint serves no sessions: POST only");
     response.headers_mut().insert(header::ALLOW, HeaderValue::from_static("POST"));
     response
 }
 
 fn store_unreachable(error: &mcp_fleet_bus::BusError) -> Response<ResponseBody> {
     let mut response =
-        plain_error(StatusCode::SERVICE_UNAVAILABLE, &format!("The session store is unreachable: {error}"));
+        http_error(StatusCode::SERVICE_UNAVAILABLE, &format!("The session store is unreachable: {error}"));
     response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
     response
 }

@@ -1,0 +1,19 @@
+//! Operational metrics in the Prometheus/OpenMetrics text format (prometheus-client).
+//!
+//! [`Metrics`] (`node.rs`) holds every series the handler counts, with its groups for the
+//! 2025 era (`legacy.rs`), the tasks extension (`tasks.rs`) and the audit trail (`audit.rs`),
+//! and their label sets (`labels.rs`). `registry.rs` registers them once, when the metrics
+//! are made, and encodes them at each scrape with what is only read then (`collectors.rs`:
+//! catalog revisions, the bus backend's own counters).
+
+mod audit;
+mod collectors;
+mod labels;
+mod legacy;
+mod node;
+mod registry;
+mod tasks;
+
+pub(crate) use audit::AuditMetrics;
+pub(crate) use labels::{ListenRefusal, ReasonLabel, VersionLabel};
+pub(crate) use node::Metrics;
