@@ -260,7 +260,8 @@ impl McpHandler {
     /// Metrics as OpenMetrics text.
     pub fn metrics_text(&self) -> String {
         let connected = self.shared.health.state().connected;
-        self.shared.metrics.encode(&self.shared.bus, connected, &self.shared.fleet.own_catalogs(), self.jwks_fetches())
+        let served = self.shared.fleet.own_catalogs().into_iter().map(|(scope, r)| (scope, r.labelled())).collect();
+        self.shared.metrics.encode(&self.shared.bus, connected, &served, self.jwks_fetches())
     }
 
     /// JWKS fetches of the bearer authenticator, if one is configured.

@@ -41,6 +41,16 @@ impl CatalogRevisions {
         }
     }
 
+    /// The four revisions as `(list, revision)` labels, for the metrics.
+    pub(crate) fn labelled(&self) -> [(&'static str, String); 4] {
+        [
+            ("tools", self.tools.clone()),
+            ("prompts", self.prompts.clone()),
+            ("resources", self.resources.clone()),
+            ("resourceTemplates", self.resource_templates.clone()),
+        ]
+    }
+
     /// The revision a change notification of `list` announces: its own, except resources,
     /// whose notification covers templates too (both revisions, combined).
     pub(crate) fn announced(&self, list: ListKind) -> Option<Revision> {

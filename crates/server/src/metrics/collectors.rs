@@ -12,25 +12,21 @@ use prometheus_client::metrics::counter::ConstCounter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::{ConstGauge, Gauge};
 
-use crate::fleet::CatalogRevisions;
+/// The revision this node serves of each list (`(list, revision)`, four of them), by scope:
+/// what the fleet's registry of catalogs reads at scrape time, handed in as plain labels.
+pub(crate) type ServedRevisions = std::collections::BTreeMap<String, [(&'static str, String); 4]>;
 
 /// `mcp_fleet_catalog_revision_info{scope, list, revision} 1`: which revision of each list
 /// this node serves, so an operator sees which replica serves what.
 #[derive(Debug)]
-pub(super) struct RevisionCollector(pub(super) std::collections::BTreeMap<String, CatalogRevisions>);
+pub(super) struct RevisionCollector(pub(super) ServedRevisions);
 
 impl Collector for RevisionCollector {
     fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
         let family = Family::<[(&'static str, String); 3], Gauge>::default();
-        for (scope, revisions) in &self.0 {
-            let lists = [
-                ("tools", &revisions.tools),
-                ("prompts", &revisions.prompts),
-                ("resources", &revisions.resources),
-                ("resourceTemplates", &revisions.resource_templates),
-            ];
+        for (scope, lists) in &self.0 {
             for (list, revision) in lists {
-                let labels = [("scope", scope.clone()), ("list", list.to_owned()), ("revision", revision.clone())];
+                let labels = [("scope", scope.clone()), ("list", (*list).to_owned()), ("revision", revision.clone())];
                 family.get_or_create(&labels).set(1);
             }
         }

@@ -17,3 +17,4 @@ mod tasks;
 pub(crate) use audit::AuditMetrics;
 pub(crate) use labels::{ListenRefusal, ReasonLabel, VersionLabel};
 pub(crate) use node::Metrics;
+pub(crate) use tasks::ORPHANED_REASONS;

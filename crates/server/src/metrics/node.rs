@@ -17,11 +17,11 @@ use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::Registry;
 
 use super::audit::AuditMetrics;
+use super::collectors::ServedRevisions;
 use super::labels::{BuildLabels, ListenRefusal, MethodLabel, ReasonLabel, RequestLabels, StatusLabel, VersionLabel};
 use super::legacy::LegacyMetrics;
 use super::registry;
 use super::tasks::TaskMetrics;
-use crate::fleet::CatalogRevisions;
 
 /// The handler's metrics. Cheap to clone (counters are `Arc`s inside).
 #[derive(Debug, Clone)]
@@ -171,8 +171,8 @@ impl Metrics {
         for method in ["tasks/update", "tasks/cancel"] {
             drop(t.routed.get_or_create(&MethodLabel { method }));
         }
-        for why in crate::tasks::Orphaned::ALL {
-            drop(t.orphaned.get_or_create(&ReasonLabel { reason: why.label() }));
+        for reason in super::tasks::ORPHANED_REASONS {
+            drop(t.orphaned.get_or_create(&ReasonLabel { reason }));
         }
         self
     }
@@ -233,7 +233,7 @@ impl Metrics {
         &self,
         bus: &Arc<dyn ServerEventBus>,
         connected: bool,
-        catalogs: &std::collections::BTreeMap<String, CatalogRevisions>,
+        catalogs: &ServedRevisions,
         jwks_fetches: Option<u64>,
     ) -> String {
         registry::encode(&self.registry, bus, connected, catalogs, jwks_fetches)

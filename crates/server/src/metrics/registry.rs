@@ -13,10 +13,10 @@ use prometheus_client::registry::Registry;
 
 use super::Metrics;
 use super::audit::AuditMetrics;
+use super::collectors::ServedRevisions;
 use super::collectors::{BusCollector, RevisionCollector};
 use super::legacy::LegacyMetrics;
 use super::tasks::TaskMetrics;
-use crate::fleet::CatalogRevisions;
 
 /// The prefix of every series' name.
 const PREFIX: &str = "mcp_fleet";
@@ -40,7 +40,7 @@ pub(super) fn encode(
     registry: &Registry,
     bus: &Arc<dyn ServerEventBus>,
     connected: bool,
-    catalogs: &std::collections::BTreeMap<String, CatalogRevisions>,
+    catalogs: &ServedRevisions,
     jwks_fetches: Option<u64>,
 ) -> String {
     let mut scraped = Registry::with_prefix(PREFIX);

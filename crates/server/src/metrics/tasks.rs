@@ -10,6 +10,11 @@ use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 
 use super::labels::{MethodLabel, ReasonLabel, StatusLabel};
 
+/// The `reason` label of `tasks_orphaned`, each registered in advance: why a task was failed
+/// without its runner's word (the tasks module's `Orphaned` names them by these).
+pub(crate) const ORPHANED_REASONS: [&str; 5] =
+    ["replica_lost", "replica_restarted", "runner_stopped", "drained", "expired"];
+
 /// Metrics of the tasks extension (see `crate::tasks`).
 #[derive(Debug, Clone)]
 pub(crate) struct TaskMetrics {

@@ -56,18 +56,15 @@ pub(crate) enum Orphaned {
 }
 
 impl Orphaned {
-    /// Every reason, for the metrics' labels known in advance.
-    pub(crate) const ALL: [Orphaned; 5] =
-        [Orphaned::NodeLost, Orphaned::NodeRestarted, Orphaned::RunnerStopped, Orphaned::Drained, Orphaned::Expired];
-
-    /// The metrics label.
+    /// The metrics label (one of the metrics' `ORPHANED_REASONS`, registered in advance).
     pub(crate) fn label(self) -> &'static str {
+        let [lost, restarted, stopped, drained, expired] = crate::metrics::ORPHANED_REASONS;
         match self {
-            Orphaned::NodeLost => "replica_lost",
-            Orphaned::NodeRestarted => "replica_restarted",
-            Orphaned::RunnerStopped => "runner_stopped",
-            Orphaned::Drained => "drained",
-            Orphaned::Expired => "expired",
+            Orphaned::NodeLost => lost,
+            Orphaned::NodeRestarted => restarted,
+            Orphaned::RunnerStopped => stopped,
+            Orphaned::Drained => drained,
+            Orphaned::Expired => expired,
         }
     }
 
