@@ -79,6 +79,37 @@
 //! `docs/spec-digest/`: "spec digest §6.2" is a section of its `mcp-2026-07-28-server.md`,
 //! "ladder steps 10–12" rows of its validation order (§3), `LSTN-4` or `CACHE-6` the rules it
 //! tags so; its README says how to read each kind of reference.
+//!
+//! # Layers
+//!
+//! Each module names only modules of lower layers (`crate::…` paths, test code aside); two
+//! modules of one layer never name each other, so the modules form no cycle. What a lower
+//! module must call back into is passed in: a trait it defines and a higher one implements
+//! (the fleet reads catalogs through `fleet::Catalogued`; the listen intake hands events to
+//! the 2025 sessions and the tasks' loop through `listen::SessionEvents` and
+//! `listen::TaskEvents`). `tests/layering.rs` holds this table against the code.
+//!
+//! | layer | modules | what they are |
+//! |---|---|---|
+//! | 1 | `error`, `outcome`, `shutdown`, `identity`, `trace` | the error type, what handlers return, the drain signal, which code answers, spans |
+//! | 2 | `extensions`, `context` | what discover advertises; who calls, with what request |
+//! | 3 | `metrics` | the node's series |
+//! | 4 | `auth`, `audit` | authentication and limits; the record of every call |
+//! | 5 | `listen` | the bus consumer, the router and the listen streams |
+//! | 6 | `fleet` | membership and converged catalogs |
+//! | 7 | `notify` | how a change travels (locally, through the outbox) |
+//! | 8 | `catalog` | the server definition and its catalog |
+//! | 9 | `typed`, `intercept`, `factory` | typed entries; hooks around calls; the server per request |
+//! | 10 | `tasks` | the tasks extension's store, runners and followers |
+//! | 11 | `options` | every option of a handler |
+//! | 12 | `methods` | the 2026-07-28 methods and their dispatch |
+//! | 13 | `legacy` | the 2025 era: sessions, the GET stream, relayed requests |
+//! | 14 | `endpoint` | `McpHandler`: building it, its shared state, its drain |
+//! | 15 | `http` | the hyper service, the accept loop, the HTTP/1.1 direct path |
+//!
+//! Still running up, to be removed (each named here until it is gone): `context -> tasks`,
+//! `listen -> http`, `options -> legacy`, `methods -> endpoint`, `legacy -> endpoint`,
+//! `legacy -> http`.
 
 mod audit;
 pub mod auth;
