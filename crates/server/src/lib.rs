@@ -92,7 +92,7 @@
 //! | layer | modules | what they are |
 //! |---|---|---|
 //! | 1 | `error`, `outcome`, `shutdown`, `identity`, `trace` | the error type, what handlers return, the drain signal, which code answers, spans |
-//! | 2 | `extensions`, `context` | what discover advertises; who calls, with what request |
+//! | 2 | `extensions`, `context`, `request_state` | what discover advertises; who calls, with what request; the signed `requestState` codec |
 //! | 3 | `metrics` | the node's series |
 //! | 4 | `auth`, `audit` | authentication and limits; the record of every call |
 //! | 5 | `listen` | the bus consumer, the router and the listen streams |
@@ -102,13 +102,14 @@
 //! | 9 | `typed`, `intercept`, `factory` | typed entries; hooks around calls; the server per request |
 //! | 10 | `tasks` | the tasks extension's store, runners and followers |
 //! | 11 | `options` | every option of a handler |
-//! | 12 | `methods` | the 2026-07-28 methods and their dispatch |
-//! | 13 | `legacy` | the 2025 era: sessions, the GET stream, relayed requests |
-//! | 14 | `endpoint` | `McpHandler`: building it, its shared state, its drain |
-//! | 15 | `http` | the hyper service, the accept loop, the HTTP/1.1 direct path |
+//! | 12 | `services` | what serving a request may use of its handler, as one narrow reference |
+//! | 13 | `methods` | the 2026-07-28 methods and their dispatch |
+//! | 14 | `legacy` | the 2025 era: sessions, the GET stream, relayed requests |
+//! | 15 | `endpoint` | `McpHandler`: building it, its shared state, its drain |
+//! | 16 | `http` | the hyper service, the accept loop, the HTTP/1.1 direct path |
 //!
 //! Still running up, to be removed (each named here until it is gone): `context -> tasks`,
-//! `listen -> http`, `options -> legacy`, `methods -> endpoint`, `legacy -> endpoint`,
+//! `listen -> http`, `options -> legacy`, `legacy -> endpoint`,
 //! `legacy -> http`.
 
 mod audit;
@@ -130,6 +131,8 @@ mod metrics;
 mod notify;
 mod options;
 mod outcome;
+mod request_state;
+mod services;
 mod shutdown;
 mod tasks;
 pub mod trace;

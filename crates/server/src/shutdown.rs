@@ -10,6 +10,8 @@
 //! This module depends on nothing else of the crate: the handler, the listen router, the
 //! serve loops and the drain all depend on it, never the other way round.
 
+use std::sync::Arc;
+
 use tokio::sync::watch;
 use tokio::time::Instant;
 
@@ -86,6 +88,21 @@ impl Shutdown {
             Err(_) => return,
         };
         tokio::time::sleep_until(deadline).await;
+    }
+}
+
+/// What a cut call's error names: this process's execution epoch and its node id, built once
+/// per handler and shared, so arming the cut on every call costs one reference count rather
+/// than two string copies.
+#[derive(Debug)]
+pub(crate) struct CutNames {
+    pub(crate) epoch: Box<str>,
+    pub(crate) node: Box<str>,
+}
+
+impl CutNames {
+    pub(crate) fn new(epoch: &str, node: &str) -> Arc<CutNames> {
+        Arc::new(CutNames { epoch: epoch.into(), node: node.into() })
     }
 }
 

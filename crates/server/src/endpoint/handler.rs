@@ -23,55 +23,44 @@ use crate::listen::supervisor::{self, ConsumerParts};
 use crate::listen::{
     BusHealth, BusHealthState, EventIntake, ListenRouter, SessionEvents, TaskEvents, keepalive, monitor,
 };
-use crate::methods::state::StateCodec;
 use crate::metrics::Metrics;
 use crate::notify::{Notifier, NotifierCore, Outbox};
 use crate::options::HandlerOptions;
-use crate::shutdown::ShutdownTrigger;
+use crate::request_state::StateCodec;
+use crate::services::Services;
+use crate::shutdown::{CutNames, ShutdownTrigger};
 use crate::tasks::{TaskHandle, TaskParts, TaskSignals, Tasks};
 
-/// Shared state of one handler.
+/// Shared state of one handler: the [`Services`] every request may use (reached through
+/// `Deref`), and what only the endpoint and the 2025 era use beside them.
 pub(crate) struct HandlerShared {
+    pub(crate) services: Services,
     pub(crate) factory: Box<dyn ServerFactory>,
-    pub(crate) options: HandlerOptions,
     pub(crate) bus: Arc<dyn ServerEventBus>,
     pub(crate) notifier: Notifier,
     pub(crate) fleet: Arc<FleetWatch>,
-    pub(crate) router: ListenRouter,
     /// The door every change event goes through to this node's streams.
     pub(crate) intake: Arc<EventIntake>,
     /// The 2025 era: sessions in the fleet, GET streams, relayed answers.
     pub(crate) legacy: Legacy,
-    /// The tasks extension (`None` when off, or without a keyspace).
-    pub(crate) tasks: Option<Arc<Tasks>>,
-    /// What discover advertises beside the server definition's extensions: the options',
-    /// and the tasks extension when it is on.
-    pub(crate) extensions: crate::extensions::Extensions,
     pub(crate) health: Arc<BusHealth>,
-    pub(crate) metrics: Metrics,
-    pub(crate) state_codec: Arc<StateCodec>,
-    /// Which code answers (shown in discover, the membership record, `build_info`).
-    pub(crate) identity: Arc<ExecutionIdentity>,
-    /// What the tools revision folds in (`HandlerOptions::identity_in_tools_revision`).
-    pub(crate) revision_salt: RevisionSalt,
-    /// The epoch and node a call cut by the drain names (`endpoint::drain`).
-    pub(crate) cut_names: Arc<crate::methods::CutNames>,
-    /// The record of every call and task transition (off unless the options ask for it).
-    pub(crate) audit: AuditTrail,
-    /// Per-principal request rate and open-stream allowance.
-    pub(crate) limits: LimitGate,
     /// `Bearer resource_metadata="…"`, the prefix of this endpoint's challenges, when it is a
     /// protected resource.
     pub(crate) challenge_base: Option<String>,
-    /// Pulled once on shutdown; serve loops, background tasks and running calls listen to it
-    /// (and stop as well when it is dropped with the last handler clone).
-    pub(crate) shutdown: ShutdownTrigger,
     /// Number of running serve loops; `shutdown()` waits for it to reach zero.
     pub(crate) serving: watch::Sender<usize>,
     /// The tasks whose last act must be done before `shutdown()` returns — the fleet's leave
     /// and the outbox's final round — else they die with the runtime, and the others wait
     /// for this node's membership to expire. Taken (once) by `shutdown()`.
     pub(crate) farewells: std::sync::Mutex<Vec<tokio::task::JoinHandle<()>>>,
+}
+
+impl std::ops::Deref for HandlerShared {
+    type Target = Services;
+
+    fn deref(&self) -> &Services {
+        &self.services
+    }
 }
 
 /// An MCP endpoint: serve it with [`McpHandler::serve`] or call [`McpHandler::handle`] from
@@ -158,27 +147,30 @@ pub async fn create_mcp_handler(
     if tasks.is_some() {
         extensions.register(crate::tasks::extension());
     }
-    let shared = Arc::new(HandlerShared {
+    let services = Services {
         extensions,
-        factory: Box::new(factory),
         options,
-        bus: bus.clone(),
-        notifier,
-        fleet: fleet.clone(),
         router: router.clone(),
-        intake: intake.clone(),
-        legacy,
         tasks: tasks.clone(),
-        health: health.clone(),
         metrics: metrics.clone(),
         state_codec: Arc::new(state_codec),
-        cut_names: crate::methods::CutNames::new(&identity.epoch, bus.node_id()),
+        cut_names: CutNames::new(&identity.epoch, bus.node_id()),
         identity,
         revision_salt,
         audit,
         limits,
-        challenge_base,
         shutdown: ShutdownTrigger::new(),
+    };
+    let shared = Arc::new(HandlerShared {
+        services,
+        factory: Box::new(factory),
+        bus: bus.clone(),
+        notifier,
+        fleet: fleet.clone(),
+        intake: intake.clone(),
+        legacy,
+        health: health.clone(),
+        challenge_base,
         serving: watch::channel(0).0,
         farewells: std::sync::Mutex::default(),
     });

@@ -9,22 +9,7 @@ use mcp_fleet_protocol::RpcError;
 use serde_json::json;
 
 use super::{CallFuture, CallResult};
-use crate::shutdown::Shutdown;
-
-/// What a cut call's error names: this process's execution epoch and its node id, built once
-/// per handler and shared, so arming the cut on every call costs one reference count rather
-/// than two string copies.
-#[derive(Debug)]
-pub(crate) struct CutNames {
-    epoch: Box<str>,
-    node: Box<str>,
-}
-
-impl CutNames {
-    pub(crate) fn new(epoch: &str, node: &str) -> Arc<CutNames> {
-        Arc::new(CutNames { epoch: epoch.into(), node: node.into() })
-    }
-}
+use crate::shutdown::{CutNames, Shutdown};
 
 /// `call`, ended at the drain's deadline with [`drained`] if it is still running then. Not
 /// boxed: the caller boxes it once, together with whatever else it wraps around the call.

@@ -12,8 +12,8 @@ use tokio::sync::mpsc;
 use crate::audit::{CallFacts, CallStart};
 use crate::catalog::{Catalog, McpServer};
 use crate::context::RequestContext;
-use crate::endpoint::HandlerShared;
 use crate::listen::ListenBody;
+use crate::services::Services;
 
 use super::answer::CallResult;
 use super::{completion, discover, listen, lists, prompts, resources, tools};
@@ -54,7 +54,7 @@ impl Prepared {
 
 /// Everything a method needs about one request.
 pub(crate) struct MethodRequest<'a> {
-    pub(crate) shared: &'a HandlerShared,
+    pub(crate) shared: &'a Services,
     pub(crate) server: McpServer,
     pub(crate) catalog: std::sync::Arc<Catalog>,
     pub(crate) ctx: RequestContext,

@@ -12,7 +12,6 @@ mod lists;
 mod mrtr;
 mod prompts;
 mod resources;
-pub(crate) mod state;
 mod task_call;
 mod task_tool;
 mod tasks;
@@ -21,7 +20,6 @@ mod tools;
 pub(crate) use tools::required_scopes;
 
 pub(crate) use answer::CallResult;
-pub(crate) use cut::CutNames;
 pub(crate) use dispatch::{CallFuture, MethodRequest, Prepared, prepare};
 pub(crate) use mrtr::{Finisher, capability_for};
 

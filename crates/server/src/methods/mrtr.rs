@@ -10,11 +10,11 @@ use mcp_fleet_protocol::{Method, RpcError};
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 
-use super::state::{Refused, StateCodec};
 use super::{CallResult, MethodRequest};
 use crate::catalog::DefinitionRevision;
 use crate::context::{CallContext, NotificationReceiver};
 use crate::outcome::{InputRequired, Outcome};
+use crate::request_state::{Refused, StateCodec};
 
 /// What binds a state token to its request: method, target, the caller (subject and tenant)
 /// and the request's own parameters, canonical JSON (sorted keys) without the retry's
