@@ -165,3 +165,24 @@ async fn a_body_that_never_arrives_gets_408_after_the_read_timeout() {
     let resp = h.handle(post("tools/list").body(stalled).unwrap()).await;
     assert_eq!(resp.status(), StatusCode::REQUEST_TIMEOUT);
 }
+
+/// `match_path(false)`: an outer router owns the path (axum's `nest_service` hands the
+/// handler `/`), so any path is the endpoint; the default answers 404 off `mcp_path`.
+#[tokio::test]
+async fn without_path_matching_any_path_is_the_endpoint() {
+    let server = McpServer::builder("unit", "0.1.0").build();
+    let h = create_mcp_handler(server, HandlerOptions::default().match_path(false)).await.expect("handler");
+    for path in ["/", "/mcp", "/anything/else"] {
+        let body = envelope(json!(1), "tools/list", json!({}));
+        let req = Request::post(path)
+            .header("content-type", "application/json")
+            .header("mcp-protocol-version", "2026-07-28")
+            .header("mcp-method", "tools/list")
+            .body(Full::new(body))
+            .unwrap();
+        assert_eq!(answer(&h, req).await.0, StatusCode::OK, "{path}");
+    }
+    let matching = handler().await;
+    let req = Request::post("/").body(Full::new(envelope(json!(1), "tools/list", json!({}))));
+    assert_eq!(answer(&matching, req.unwrap()).await.0, StatusCode::NOT_FOUND, "the default matches");
+}
