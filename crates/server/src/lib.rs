@@ -109,7 +109,7 @@
 //! | 16 | `http` | the hyper service, the accept loop, the HTTP/1.1 direct path |
 //!
 //! Still running up, to be removed (each named here until it is gone): `context -> tasks`,
-//! `listen -> http`, `options -> legacy`, `legacy -> endpoint`,
+//! `options -> legacy`, `legacy -> endpoint`,
 //! `legacy -> http`.
 
 mod audit;

@@ -1,10 +1,9 @@
 //! The HTTP side: the endpoint service (request → response), the response bodies, the
 //! DNS-rebinding guard, the accept loop (hyper, with HTTP/1.1 listen and GET streams taken out of
-//! it: `h1`, written by `direct`), and the handler as a tower/hyper `Service` for embedding (`embed`).
+//! it: `h1`, written by `listen::direct`), and the handler as a tower/hyper `Service` for embedding (`embed`).
 
 mod body;
 mod call_body;
-mod direct;
 mod embed;
 mod guard;
 mod h1;
@@ -15,7 +14,6 @@ mod service;
 pub use body::ResponseBody;
 pub use serve::{serve_http, shutdown_signal};
 
-pub(crate) use direct::DirectSocket;
 pub(crate) use service::{accepts_sse, error_response, http_error, json as json_response, sse_response, status_only};
 
 #[cfg(test)]

@@ -47,7 +47,7 @@ use super::calls::RunningCalls;
 use super::event_id::EventIds;
 use super::history::{History, Position};
 use super::relay::Wakeups;
-use crate::http::DirectSocket;
+use crate::listen::DirectSocket;
 use crate::listen::{Renderings, tenant_meta};
 use crate::metrics::{Metrics, ReasonLabel};
 

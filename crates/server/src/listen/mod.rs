@@ -1,11 +1,13 @@
 //! The `subscriptions/listen` path: the bus consumer and its supervisor, the intake that
 //! deduplicates events, the router that indexes open streams and turns events into
 //! notifications, the per-stream pending set, the SSE body that writes it (or, over HTTP/1.1,
-//! the router itself, straight to the socket), what the streams of a
+//! the router itself, straight to the socket: `direct`, whose `DirectSocket` the 2025 GET stream
+//! writes to as well), what the streams of a
 //! scoped principal see of an event's place, and the health that decides whether streams are
 //! accepted at all.
 
 mod budget;
+pub(crate) mod direct;
 mod health;
 mod intake;
 pub(crate) mod keepalive;
@@ -21,6 +23,7 @@ pub use health::BusHealthState;
 pub(crate) use stream::ListenBody;
 
 pub(crate) use budget::Opener;
+pub(crate) use direct::DirectSocket;
 pub(crate) use health::BusHealth;
 pub(crate) use intake::{EventIntake, SessionEvents, TaskEvents};
 pub(crate) use router::{ListenLimits, ListenRouter};

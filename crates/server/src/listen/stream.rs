@@ -19,10 +19,10 @@ use mcp_fleet_protocol::sse;
 use tokio::net::TcpStream;
 
 use super::budget::BudgetPermit;
+use super::direct::DirectSocket;
 use super::router::ListenRouter;
 use super::subscription::Subscription;
 use crate::auth::StreamSlot;
-use crate::http::DirectSocket;
 use crate::metrics::Metrics;
 
 /// The body of a `subscriptions/listen` response.

@@ -14,9 +14,9 @@ use atomic_waker::AtomicWaker;
 use mcp_fleet_protocol::{RequestId, SubscriptionFilter};
 use serde_json::Value;
 
+use super::direct::DirectSocket;
 use super::pending::PendingSet;
 use super::stream::write_due;
-use crate::http::DirectSocket;
 use crate::metrics::Metrics;
 
 /// One open listen stream.
