@@ -332,8 +332,7 @@ where
             .with_status(StatusCode::PAYLOAD_TOO_LARGE);
         Box::new(error_response(None, &err))
     };
-    let declared =
-        headers.get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()).and_then(|v| v.parse::<u64>().ok());
+    let declared = headers.get(header::CONTENT_LENGTH).and_then(|v| super::h1::content_length(v.as_bytes()));
     if declared.is_some_and(|n| n > limit as u64) {
         return Err(too_large());
     }
