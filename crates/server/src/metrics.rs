@@ -286,6 +286,8 @@ pub(crate) enum ListenRefusal {
     PrincipalLimit,
     /// A subscribed URI longer than `max_uri_bytes`.
     UriTooLong,
+    /// A followed task id that is not one this server could have minted.
+    BadTaskId,
     /// A subscribed URI naming nothing (`listen_uris_must_exist`).
     UnknownUri,
     /// The stream's `max_subscription_bytes_per_stream`.
@@ -298,11 +300,12 @@ pub(crate) enum ListenRefusal {
 
 impl ListenRefusal {
     /// Every reason, for the series known in advance.
-    const ALL: [ListenRefusal; 8] = [
+    const ALL: [ListenRefusal; 9] = [
         ListenRefusal::Deaf,
         ListenRefusal::NodeLimit,
         ListenRefusal::PrincipalLimit,
         ListenRefusal::UriTooLong,
+        ListenRefusal::BadTaskId,
         ListenRefusal::UnknownUri,
         ListenRefusal::StreamBytes,
         ListenRefusal::PrincipalBytes,
@@ -316,6 +319,7 @@ impl ListenRefusal {
             ListenRefusal::NodeLimit => "node_limit",
             ListenRefusal::PrincipalLimit => "principal_limit",
             ListenRefusal::UriTooLong => "uri_too_long",
+            ListenRefusal::BadTaskId => "bad_task_id",
             ListenRefusal::UnknownUri => "unknown_uri",
             ListenRefusal::StreamBytes => "stream_bytes",
             ListenRefusal::PrincipalBytes => "principal_bytes",

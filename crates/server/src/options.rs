@@ -207,7 +207,8 @@ impl HandlerOptions {
         self
     }
 
-    /// URIs in one listen's `resourceSubscriptions`; past it `-32602`. Default 1 000.
+    /// URIs in one listen's `resourceSubscriptions` (and task ids in its `taskIds`); past it
+    /// `-32602`. Default 1 000.
     pub fn max_uris_per_listen(mut self, uris: usize) -> Self {
         self.listen.max_uris_per_listen = uris;
         self
@@ -220,14 +221,16 @@ impl HandlerOptions {
         self
     }
 
-    /// Bytes of URIs one listen stream may subscribe to (the router holds each for the stream's
-    /// life); past it `-32602` (in band) before the ack. Default 128 KiB (1 000 URIs of 128 B).
+    /// Bytes of URIs and task ids one listen stream may follow (the router holds each for the
+    /// stream's life); past it `-32602` (in band) before the ack. Default 128 KiB (1 000 URIs
+    /// of 128 B). A task id that is not of this server's format is `-32602` too.
     pub fn max_subscription_bytes_per_stream(mut self, bytes: usize) -> Self {
         self.listen.budget.max_bytes_per_stream = bytes;
         self
     }
 
-    /// Bytes of URIs all listen streams of one authenticated principal may hold on this node;
+    /// Bytes of URIs and task ids all listen streams of one authenticated principal may hold on
+    /// this node;
     /// past it 429 with `-32603` before the ack. Default 4 MiB.
     pub fn max_subscription_bytes_per_principal(mut self, bytes: usize) -> Self {
         self.listen.budget.max_bytes_per_principal = bytes;

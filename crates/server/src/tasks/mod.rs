@@ -38,7 +38,7 @@ pub use options::{TaskOptions, TaskSupport};
 pub(crate) use follow::{TaskSignal, TaskSignals};
 pub(crate) use link::TaskLink;
 pub(crate) use methods::prepare;
-pub(crate) use record::binding;
+pub(crate) use record::{binding, is_task_id};
 pub(crate) use shared::{Orphaned, TaskParts, Tasks};
 pub(crate) use tool::{CallParts, for_tool, refuse_without_extension};
 
