@@ -2,7 +2,8 @@
 //! served by every node, its GET stream hears changes published anywhere, its subscriptions
 //! made on another node reach that stream, an elicitation answered to another node reaches the
 //! waiting call, and its end is an end everywhere; a tenant's stream shows the bus's position
-//! neither in its SSE ids nor in its notifications, and still resumes anywhere. Wire-level probes (see
+//! neither in its SSE ids nor in its notifications, and still resumes anywhere; a 2025-03-26
+//! batch is bounded and counts as its messages against the rate limit. Wire-level probes (see
 //! `mcp_fleet_tests::legacy`); the registries' SDKs run against the node binary in
 //! `crates/node/tests/legacy_clients.rs`.
 
@@ -12,6 +13,7 @@ use std::time::Duration;
 
 use http::StatusCode;
 use mcp_fleet_bus::{EventEnvelope, MemoryBus, ServerEventBus};
+use mcp_fleet_server::auth::Rate;
 use mcp_fleet_server::types::{CallToolResult, Tool};
 use mcp_fleet_server::{HandlerOptions, InputRequired, LegacyOptions, McpServer, Outcome};
 use mcp_fleet_tests::cluster::tenant_options;
@@ -274,14 +276,25 @@ async fn progress_and_log_levels_set_on_one_node_apply_to_calls_on_another() {
     assert_eq!(bad.error_code(), Some(-32602));
 }
 
-#[tokio::test]
-async fn batches_are_served_in_2025_03_26_only() {
-    let (_nodes, c) = fleet(HandlerOptions::default).await;
+/// Open a 2025-03-26 session (the revision with batches) on `client`: the headers of its
+/// requests.
+async fn batch_session(client: &McpClient) -> Vec<(String, String)> {
     let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-03-26", "capabilities": {}}});
-    let reply = c[0].post_with(&init, &headers(None, &[])).await;
+    let reply = client.post_with(&init, &headers(None, &[])).await;
     let id = reply.headers["mcp-session-id"].to_str().unwrap().to_owned();
     let mut h = headers(Some(&id), &[]);
     h.retain(|(k, _)| k != "mcp-protocol-version");
+    h
+}
+
+fn pings(n: i64) -> Value {
+    (1..=n).map(|id| json!({"jsonrpc": "2.0", "id": id, "method": "ping"})).collect()
+}
+
+#[tokio::test]
+async fn batches_are_served_in_2025_03_26_only() {
+    let (_nodes, c) = fleet(HandlerOptions::default).await;
+    let h = batch_session(&c[0]).await;
     let batch = json!([
         {"jsonrpc": "2.0", "id": 1, "method": "ping"},
         {"jsonrpc": "2.0", "method": "notifications/initialized"},
@@ -292,6 +305,32 @@ async fn batches_are_served_in_2025_03_26_only() {
     assert_eq!(ids, [json!(1), json!(2)]);
     let modern = LegacySession::open(&c[0], json!({})).await;
     assert_eq!(modern.post(&c[1], &batch).await.status, StatusCode::BAD_REQUEST);
+}
+
+#[tokio::test]
+async fn a_batch_counts_as_its_messages_against_the_rate_limit() {
+    let rate = Some(Rate { per_second: 1.0, burst: 1 });
+    let (_nodes, c) = fleet(|| HandlerOptions::default().rate_per_principal(rate)).await;
+    let h = batch_session(&c[0]).await;
+    // Each replica counts its own: node 1's bucket is full (one token).
+    let reply = c[1].post_with(&pings(20), &h).await;
+    assert_eq!(reply.status, StatusCode::TOO_MANY_REQUESTS, "{}", String::from_utf8_lossy(&reply.body));
+    assert!(reply.headers.contains_key("retry-after"));
+    // One message is one request: node 2's token serves it.
+    let reply = c[2].post_with(&pings(1), &h).await;
+    assert_eq!(reply.status, StatusCode::OK, "{}", String::from_utf8_lossy(&reply.body));
+}
+
+#[tokio::test]
+async fn a_batch_past_the_size_limit_is_refused_before_it_is_served() {
+    let (_nodes, c) = fleet(HandlerOptions::default).await;
+    let h = batch_session(&c[0]).await;
+    let reply = c[1].post_with(&pings(65), &h).await;
+    assert_eq!((reply.status, reply.error_code()), (StatusCode::PAYLOAD_TOO_LARGE, Some(-32600)));
+    let message = reply.json()["error"]["message"].as_str().unwrap().to_owned();
+    assert!(message.contains("65 messages") && message.contains("limit is 64"), "{message}");
+    let answers = c[1].post_with(&pings(64), &h).await.json();
+    assert_eq!(answers.as_array().map(Vec::len), Some(64), "the default limit admits 64");
 }
 
 #[tokio::test]

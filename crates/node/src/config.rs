@@ -295,6 +295,11 @@ pub(crate) struct Config {
     #[arg(long, env = "MCP_FLEET_MAX_SESSIONS_PER_PRINCIPAL", default_value_t = 100)]
     pub(crate) max_sessions_per_principal: usize,
 
+    /// Most messages in one 2025-03-26 JSON-RPC batch (past it 413); each message counts as
+    /// one request against --rate-per-principal.
+    #[arg(long, env = "MCP_FLEET_MAX_BATCH_MESSAGES", default_value_t = 64, value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) max_batch_messages: u64,
+
     /// How long a call waits for a 2025-era client's answer to a sampling, elicitation or
     /// roots request, in seconds.
     #[arg(long, env = "MCP_FLEET_SERVER_REQUEST_TIMEOUT_SECS", default_value_t = 300, value_parser = clap::value_parser!(u64).range(1..))]
@@ -407,6 +412,7 @@ impl Config {
             .session_ttl(Duration::from_secs(self.session_ttl_secs))
             .max_streams(self.max_session_streams)
             .max_sessions_per_principal(self.max_sessions_per_principal)
+            .max_batch_messages(usize::try_from(self.max_batch_messages).unwrap_or(usize::MAX))
             .server_request_timeout(Duration::from_secs(self.server_request_timeout_secs))
     }
 

@@ -16,7 +16,7 @@ pub use body::ResponseBody;
 pub use serve::{serve_http, shutdown_signal};
 
 pub(crate) use direct::DirectSocket;
-pub(crate) use service::{accepts, error_response, json as json_response, sse_response, status_only};
+pub(crate) use service::{accepts, error_response, json as json_response, rate_limited, sse_response, status_only};
 
 #[cfg(test)]
 mod tests;

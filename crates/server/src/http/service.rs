@@ -172,7 +172,7 @@ impl McpHandler {
         };
         if self.shared.limits.counts_requests() {
             let key = crate::auth::LimitGate::key(principal.as_ref(), parts);
-            if let Err(wait) = self.shared.limits.check_request(&key).await {
+            if let Err(wait) = self.shared.limits.check_request(&key, 1).await {
                 self.shared.metrics.rate_limited.inc();
                 return Err(Box::new(rate_limited(wait)));
             }
@@ -499,7 +499,7 @@ fn refused(error: &crate::auth::AuthError) -> Response<ResponseBody> {
 }
 
 /// 429 with `Retry-After` (whole seconds, at least 1) and a JSON-RPC error body.
-fn rate_limited(wait: RetryAfter) -> Response<ResponseBody> {
+pub(crate) fn rate_limited(wait: RetryAfter) -> Response<ResponseBody> {
     let secs = wait.header_secs();
     let message = format!("Request rate limit reached for this principal; retry after {secs} s");
     let mut resp = http_error(StatusCode::TOO_MANY_REQUESTS, &message);

@@ -9,7 +9,7 @@
 //!   session, and DELETE ends it everywhere.
 //! - `post`: the POST side — the handshake, notifications, the client's answers to our
 //!   requests, requests (bridged to the 2026 methods, results made era-pure) and 2025-03-26
-//!   batches.
+//!   batches (`batch`: what a batch costs against its size limit and the rate limit).
 //! - `call`: a call whose handler asks for input (MRTR `input_required`) becomes real
 //!   server-to-client requests on the call's SSE stream; the answers, POSTed to any replica,
 //!   come back through `relay`.
@@ -18,6 +18,7 @@
 //!   events that keep its resource subscriptions current wherever they were made; `history`
 //!   the recent events a resume replays, `event_id` the ids it resumes from.
 
+mod batch;
 mod call;
 mod calls;
 mod event_id;

@@ -19,6 +19,7 @@ pub struct LegacyOptions {
     pub(crate) max_streams: usize,
     pub(crate) max_sessions_per_principal: usize,
     pub(crate) replay_events: usize,
+    pub(crate) max_batch_messages: usize,
 }
 
 impl Default for LegacyOptions {
@@ -31,6 +32,7 @@ impl Default for LegacyOptions {
             max_streams: 10_000,
             max_sessions_per_principal: 100,
             replay_events: 4096,
+            max_batch_messages: 64,
         }
     }
 }
@@ -86,10 +88,22 @@ impl LegacyOptions {
         self
     }
 
+    /// Most messages in one 2025-03-26 JSON-RPC batch; a larger batch gets 413 with `-32600`
+    /// before any of it is served. Each message of a batch also counts as one request against
+    /// the per-principal rate limit. Default 64.
+    pub fn max_batch_messages(mut self, messages: usize) -> Self {
+        self.max_batch_messages = messages;
+        self
+    }
+
     pub(crate) fn validate(&self) -> Result<(), &'static str> {
-        if self.session_ttl < Duration::from_secs(1) || self.server_request_timeout.is_zero() || self.max_streams == 0 {
+        if self.session_ttl < Duration::from_secs(1)
+            || self.server_request_timeout.is_zero()
+            || self.max_streams == 0
+            || self.max_batch_messages == 0
+        {
             return Err(
-                "legacy session_ttl must be at least 1 s; server_request_timeout, max_streams and max_sessions_per_principal positive",
+                "legacy session_ttl must be at least 1 s; server_request_timeout, max_streams, max_sessions_per_principal and max_batch_messages positive",
             );
         }
         Ok(())

@@ -30,7 +30,7 @@ use crate::http::{ResponseBody, error_response, json_response, sse_response, sta
 use crate::metrics::VersionLabel;
 
 /// A refusal answered before any request is served.
-type Refusal = Box<Response<ResponseBody>>;
+pub(super) type Refusal = Box<Response<ResponseBody>>;
 
 /// The session a request belongs to: its id (`None` when served without sessions) and record.
 struct Session {
@@ -62,6 +62,9 @@ impl McpHandler {
         body: Value,
     ) -> Result<Response<ResponseBody>, Refusal> {
         let version = request_version(&parts)?;
+        if let Value::Array(batch) = &body {
+            self.admit_batch(&parts, principal.as_ref(), batch.len()).await?;
+        }
         if body.get("method").and_then(Value::as_str) == Some("initialize") {
             return self.initialize(&parts, principal.as_ref(), body, version).await;
         }
