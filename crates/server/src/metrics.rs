@@ -212,7 +212,7 @@ pub(crate) struct LegacyMetrics {
     pub(crate) sessions_created: Counter,
     /// Sessions ended by DELETE on this node.
     pub(crate) sessions_ended: Counter,
-    /// Requests naming an unknown or ended session (answered 404).
+    /// Requests naming an unknown or ended session, or another principal's (answered 404).
     pub(crate) sessions_not_found: Counter,
     /// Open GET streams.
     pub(crate) streams_open: Gauge,
@@ -504,7 +504,7 @@ impl Metrics {
         registry.register("legacy_sessions_ended", "2025-era sessions ended by DELETE on this node", l.sessions_ended);
         registry.register(
             "legacy_sessions_not_found",
-            "Requests naming an unknown or ended session (404)",
+            "Requests naming an unknown or ended session, or another principal's (404)",
             l.sessions_not_found,
         );
         registry.register("legacy_streams_open", "Open 2025-era GET streams", l.streams_open);

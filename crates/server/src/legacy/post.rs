@@ -4,7 +4,9 @@
 //! rate limit, body size).
 //!
 //! Session errors are HTTP errors, as 2025-era clients expect: a missing `Mcp-Session-Id` is 400,
-//! an unknown or ended one 404 (the client then initializes again), another principal's 403.
+//! an unknown or ended one 404 (the client then initializes again), and so is another
+//! principal's (issuer, tenant and subject are compared: a 404 does not tell a caller that a
+//! session it does not own exists).
 //! Every JSON-RPC error of a request is answered in-band with HTTP 200.
 
 use std::sync::Arc;
@@ -140,7 +142,8 @@ impl McpHandler {
         let session_id = match &self.shared.legacy.sessions {
             Some(store) => {
                 if let Some(principal) = principal
-                    && let Err(limit) = store.admit(&principal.id).await.map_err(|e| Box::new(store_unreachable(&e)))?
+                    && let Err(limit) =
+                        store.admit(&principal.limit_key()).await.map_err(|e| Box::new(store_unreachable(&e)))?
                 {
                     let error = RpcError::invalid_request(limit.to_string()).with_status(StatusCode::TOO_MANY_REQUESTS);
                     return Err(Box::new(error_response(Some(&id), &error)));
@@ -330,8 +333,9 @@ impl McpHandler {
         let session = self.session_of(parts, principal, version).await?;
         let Some(id) = &session.id else { return Err(Box::new(not_allowed())) };
         let last_event_id = parts.headers.get("last-event-id").map(|v| v.to_str().unwrap_or(""));
-        let record = session.record;
-        match self.shared.legacy.streams.open(id, record.scope, record.subscriptions, last_event_id) {
+        // The tenant is the caller's (which `session_of` checked is the session's own).
+        let scope = principal.and_then(|p| p.scope.clone());
+        match self.shared.legacy.streams.open(id, scope, session.record.subscriptions, last_event_id) {
             Ok(body) => Ok(sse_response(ResponseBody::session_stream(body))),
             Err(refused @ (StreamRefused::Limit(_) | StreamRefused::Closing)) => {
                 let mut response = plain_error(StatusCode::SERVICE_UNAVAILABLE, &refused.to_string());
@@ -352,8 +356,8 @@ impl McpHandler {
         let session = self.session_of(parts, principal, version).await?;
         let Some(id) = session.id.clone() else { return Err(Box::new(not_allowed())) };
         let ended = store.end(&id).await.map_err(|e| Box::new(store_unreachable(&e)))?;
-        if let (true, Some(principal)) = (ended, &session.record.principal)
-            && let Err(e) = store.release(principal).await
+        if let (true, Some(owner)) = (ended, &session.record.owner)
+            && let Err(e) = store.release(owner).await
         {
             tracing::warn!(error = %e, "a session slot was not given back; it lapses with its counter");
         }
@@ -366,8 +370,8 @@ impl McpHandler {
         Ok(status_only(StatusCode::OK))
     }
 
-    /// The session named by `Mcp-Session-Id`, or the refusal: 400 without one, 404 unknown or
-    /// ended, 403 another principal's, 503 when the store is unreachable.
+    /// The session named by `Mcp-Session-Id`, or the refusal: 400 without one, 404 unknown,
+    /// ended or another principal's, 503 when the store is unreachable.
     async fn session_of(
         &self,
         parts: &http::request::Parts,
@@ -383,17 +387,18 @@ impl McpHandler {
         };
         let id = raw.to_str().unwrap_or("").trim().to_owned();
         let record = store.load(&id).await.map_err(|e| Box::new(store_unreachable(&e)))?;
-        let Some(record) = record else {
-            self.shared.metrics.legacy.sessions_not_found.inc();
-            return Err(Box::new(plain_error(
-                StatusCode::NOT_FOUND,
-                "Session not found: it ended or expired; send initialize to start a new one",
-            )));
-        };
-        if !record.belongs_to(principal) {
-            return Err(Box::new(plain_error(StatusCode::FORBIDDEN, "This session belongs to another principal")));
+        // Another principal's session is answered as an unknown one: the same 404, word for
+        // word, so its existence is not confirmed to whoever holds its id.
+        match record.filter(|record| record.belongs_to(principal)) {
+            Some(record) => Ok(Session { id: Some(id), record }),
+            None => {
+                self.shared.metrics.legacy.sessions_not_found.inc();
+                Err(Box::new(plain_error(
+                    StatusCode::NOT_FOUND,
+                    "Session not found: it ended or expired; send initialize to start a new one",
+                )))
+            }
         }
-        Ok(Session { id: Some(id), record })
     }
 
     fn count_version(&self, version: &str) {

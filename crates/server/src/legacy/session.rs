@@ -31,12 +31,13 @@ pub(crate) struct SessionRecord {
     /// URIs subscribed with `resources/subscribe`.
     #[serde(rename = "s", default, skip_serializing_if = "BTreeSet::is_empty")]
     pub(crate) subscriptions: BTreeSet<String>,
-    /// The principal that created the session; only it may use the session.
-    #[serde(rename = "p", default, skip_serializing_if = "Option::is_none")]
-    pub(crate) principal: Option<String>,
-    /// Its tenant scope: the GET stream hears global events and this scope's.
-    #[serde(rename = "t", default, skip_serializing_if = "Option::is_none")]
-    pub(crate) scope: Option<String>,
+    /// Who created the session — its issuer, tenant and subject together
+    /// ([`Principal::limit_key`]): only that caller may use it, as with tasks. One subject in
+    /// two tenants (per-organisation tokens of one identity) is two callers. A record of an
+    /// older release (bound by subject alone, under `p`) belongs to no one: its client gets
+    /// 404 and initializes again.
+    #[serde(rename = "o", default, skip_serializing_if = "Option::is_none")]
+    pub(crate) owner: Option<String>,
     /// When the record was last written (ms since the epoch): requests renew it past a
     /// quarter of the TTL.
     #[serde(rename = "w", default)]
@@ -52,8 +53,7 @@ impl SessionRecord {
             client_info: params.get("clientInfo").filter(|v| v.is_object()).cloned(),
             log_level: None,
             subscriptions: BTreeSet::new(),
-            principal: principal.map(|p| p.id.clone()),
-            scope: principal.and_then(|p| p.scope.clone()),
+            owner: principal.map(Principal::limit_key),
             written_ms: mcp_fleet_bus::now_ms(),
         }
     }
@@ -80,9 +80,10 @@ impl SessionRecord {
         }
     }
 
-    /// Whether `principal` may use this session: the one that created it, and no other.
+    /// Whether `principal` may use this session: the one that created it (same issuer, tenant
+    /// and subject), and no other.
     pub(crate) fn belongs_to(&self, principal: Option<&Principal>) -> bool {
-        self.principal.as_deref() == principal.map(|p| p.id.as_str())
+        self.owner == principal.map(Principal::limit_key)
     }
 }
 
@@ -104,7 +105,8 @@ const UPDATE_ATTEMPTS: usize = 16;
 #[derive(Clone)]
 pub(crate) struct SessionStore {
     keys: Arc<dyn Keyspace>,
-    /// Sessions per principal: a counter per principal, up on `initialize`, down on DELETE.
+    /// Sessions per principal (by [`Principal::limit_key`], as the session is bound): a counter
+    /// per principal, up on `initialize`, down on DELETE.
     /// Sessions that expire unused are not counted down; the counter itself expires one TTL
     /// after the principal's last new session, so the limit bounds the sessions a principal
     /// opens within one TTL (minus those it ended).
@@ -242,7 +244,11 @@ mod tests {
         assert!(meta.missing_capabilities(&json!({"sampling": {}})).is_none());
         assert!(record.belongs_to(Some(&principal)));
         assert!(!record.belongs_to(Some(&Principal::new("mallory", None))));
+        assert!(!record.belongs_to(Some(&Principal::new("alice", Some("globex".into())))), "another tenant");
+        assert!(!record.belongs_to(Some(&Principal::new("alice", None))));
         assert!(!record.belongs_to(None));
+        let older = json!({"v": "2025-06-18", "p": "alice", "t": "acme"});
+        assert!(!decode(older.to_string().as_bytes()).unwrap().belongs_to(Some(&principal)), "bound by sub alone");
     }
 
     #[test]
