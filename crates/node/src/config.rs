@@ -33,7 +33,7 @@ pub(crate) struct Config {
     pub(crate) admin_token: Option<Redacted<String>>,
 
     /// File holding the admin token (a mounted Secret); read at start, surrounding whitespace
-    /// ignored.
+    /// ignored. An empty token (flag or file) stops the node at start.
     #[arg(long, env = "MCP_FLEET_ADMIN_TOKEN_FILE")]
     pub(crate) admin_token_file: Option<PathBuf>,
 
@@ -372,19 +372,6 @@ impl Config {
             let host = std::env::var("HOSTNAME").unwrap_or_else(|_| "node".into());
             format!("{host}-{}", std::process::id())
         })
-    }
-
-    /// The admin token, from the flag or the file; `Err` names the file that could not be read.
-    pub(crate) fn admin_token(&self) -> Result<Option<String>, std::io::Error> {
-        match (&self.admin_token, &self.admin_token_file) {
-            (Some(token), _) => Ok(Some(token.expose().clone())),
-            (None, Some(path)) => {
-                let token = std::fs::read_to_string(path)
-                    .map_err(|e| std::io::Error::new(e.kind(), format!("admin token file {}: {e}", path.display())))?;
-                Ok(Some(token.trim().to_owned()).filter(|t| !t.is_empty()))
-            }
-            (None, None) => Ok(None),
-        }
     }
 
     pub(crate) fn keepalive(&self) -> Duration {
