@@ -553,4 +553,24 @@ mod tests {
             assert!(err.contains(named), "{err}");
         }
     }
+
+    #[tokio::test]
+    async fn a_ttl_the_store_cannot_keep_is_refused_not_turned_into_a_bus_without_keyspaces() {
+        let year = mcp_fleet_bus::MAX_TTL;
+        for (options, named) in [
+            (HandlerOptions::default().tasks(TaskOptions::default().ttl(year - Duration::from_secs(30))), "tasks.ttl"),
+            (HandlerOptions::default().tasks(TaskOptions::default().ttl(year)), "tasks.ttl"),
+            (HandlerOptions::default().legacy(LegacyOptions::default().session_ttl(year * 2)), "session_ttl"),
+        ] {
+            let err = options.validate().expect_err(named).to_string();
+            assert!(err.contains(named), "{err}");
+        }
+        let longest = HandlerOptions::default().tasks(TaskOptions::default().ttl(year - Duration::from_secs(60)));
+        let longest = longest.legacy(LegacyOptions::default().session_ttl(year));
+        let server = crate::McpServer::builder("s", "1").build();
+        let handler = crate::create_mcp_handler(server, longest).await.expect("the longest TTLs are valid");
+        assert!(handler.shared.tasks.is_some(), "tasks stay on");
+        assert!(handler.shared.legacy.sessions.is_some(), "sessions stay on");
+        handler.shutdown().await;
+    }
 }

@@ -97,6 +97,11 @@ impl LegacyOptions {
     }
 
     pub(crate) fn validate(&self) -> Result<(), &'static str> {
+        // A keyspace refuses a TTL past `MAX_TTL`, which opening the session store would take
+        // for a bus without keyspaces and so serve the era without sessions, without a word.
+        if self.session_ttl > mcp_fleet_bus::MAX_TTL || self.server_request_timeout > mcp_fleet_bus::MAX_TTL / 2 {
+            return Err("legacy session_ttl must be at most a year, server_request_timeout at most half a year");
+        }
         if self.session_ttl < Duration::from_secs(1)
             || self.server_request_timeout.is_zero()
             || self.max_streams == 0
