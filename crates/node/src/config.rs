@@ -295,6 +295,21 @@ pub(crate) struct Config {
     #[arg(long, env = "MCP_FLEET_MAX_SESSIONS_PER_PRINCIPAL", default_value_t = 100)]
     pub(crate) max_sessions_per_principal: usize,
 
+    /// Most 2025-era sessions one client address may hold across the fleet when callers are
+    /// anonymous (no authenticator; loopback exempt; past it initialize gets 429).
+    #[arg(long, env = "MCP_FLEET_MAX_SESSIONS_PER_ADDRESS", default_value_t = 1_000, value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) max_sessions_per_address: u64,
+
+    /// Largest capabilities plus clientInfo a 2025-era initialize may carry, in bytes of JSON
+    /// (past it -32602 with 400).
+    #[arg(long, env = "MCP_FLEET_MAX_CAPABILITIES_BYTES", default_value_t = 16 * 1024, value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) max_capabilities_bytes: u64,
+
+    /// Most resources one 2025-era session may follow with resources/subscribe (past it
+    /// -32602).
+    #[arg(long, env = "MCP_FLEET_MAX_SUBSCRIPTIONS_PER_SESSION", default_value_t = 1_000, value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) max_subscriptions_per_session: u64,
+
     /// Most messages in one 2025-03-26 JSON-RPC batch (past it 413); each message counts as
     /// one request against --rate-per-principal.
     #[arg(long, env = "MCP_FLEET_MAX_BATCH_MESSAGES", default_value_t = 64, value_parser = clap::value_parser!(u64).range(1..))]
@@ -399,13 +414,21 @@ impl Config {
             .session_ttl(Duration::from_secs(self.session_ttl_secs))
             .max_streams(self.max_session_streams)
             .max_sessions_per_principal(self.max_sessions_per_principal)
-            .max_batch_messages(usize::try_from(self.max_batch_messages).unwrap_or(usize::MAX))
+            .max_batch_messages(saturating(self.max_batch_messages))
+            .max_sessions_per_address(saturating(self.max_sessions_per_address))
+            .max_capabilities_bytes(saturating(self.max_capabilities_bytes))
+            .max_subscriptions_per_session(saturating(self.max_subscriptions_per_session))
             .server_request_timeout(Duration::from_secs(self.server_request_timeout_secs))
     }
 
     pub(crate) fn max_stream_lifetime(&self) -> Option<Duration> {
         (self.max_stream_lifetime_secs > 0).then(|| Duration::from_secs(self.max_stream_lifetime_secs))
     }
+}
+
+/// A count from a flag, as a `usize` (a 32-bit target's largest past it).
+fn saturating(count: u64) -> usize {
+    usize::try_from(count).unwrap_or(usize::MAX)
 }
 
 #[cfg(test)]

@@ -20,6 +20,9 @@ pub struct LegacyOptions {
     pub(crate) max_sessions_per_principal: usize,
     pub(crate) replay_events: usize,
     pub(crate) max_batch_messages: usize,
+    pub(crate) max_sessions_per_address: usize,
+    pub(crate) max_capabilities_bytes: usize,
+    pub(crate) max_subscriptions_per_session: usize,
 }
 
 impl Default for LegacyOptions {
@@ -33,6 +36,9 @@ impl Default for LegacyOptions {
             max_sessions_per_principal: 100,
             replay_events: 4096,
             max_batch_messages: 64,
+            max_sessions_per_address: 1_000,
+            max_capabilities_bytes: 16 * 1024,
+            max_subscriptions_per_session: 1_000,
         }
     }
 }
@@ -96,6 +102,32 @@ impl LegacyOptions {
         self
     }
 
+    /// Most sessions one client address may hold across the fleet when callers are anonymous
+    /// (no authenticator; IPv6 counted by /64, loopback exempt with
+    /// [`loopback_exempt_from_address_limit`](crate::HandlerOptions::loopback_exempt_from_address_limit));
+    /// past it `initialize` gets 429. Behind a proxy every client has the proxy's address:
+    /// raise it, or authenticate. Default 1 000.
+    pub fn max_sessions_per_address(mut self, sessions: usize) -> Self {
+        self.max_sessions_per_address = sessions;
+        self
+    }
+
+    /// Largest `capabilities` plus `clientInfo` an `initialize` may carry, in bytes of JSON
+    /// (the session record keeps them for the session's life, in the bus); past it `-32602`
+    /// with 400. Default 16 KiB.
+    pub fn max_capabilities_bytes(mut self, bytes: usize) -> Self {
+        self.max_capabilities_bytes = bytes;
+        self
+    }
+
+    /// Most resources one session may follow with `resources/subscribe` (each URI at most
+    /// [`max_uri_bytes`](crate::HandlerOptions::max_uri_bytes) long); past it `-32602` in
+    /// band. Default 1 000, as a listen's `resourceSubscriptions`.
+    pub fn max_subscriptions_per_session(mut self, subscriptions: usize) -> Self {
+        self.max_subscriptions_per_session = subscriptions;
+        self
+    }
+
     pub(crate) fn validate(&self) -> Result<(), &'static str> {
         // A keyspace refuses a TTL past `MAX_TTL`, which opening the session store would take
         // for a bus without keyspaces and so serve the era without sessions, without a word.
@@ -108,7 +140,16 @@ impl LegacyOptions {
             || self.max_batch_messages == 0
         {
             return Err(
-                "legacy session_ttl must be at least 1 s; server_request_timeout, max_streams, max_sessions_per_principal and max_batch_messages positive",
+                "legacy session_ttl must be at least 1 s; server_request_timeout, max_streams and max_batch_messages positive",
+            );
+        }
+        if self.max_sessions_per_principal == 0
+            || self.max_sessions_per_address == 0
+            || self.max_capabilities_bytes == 0
+            || self.max_subscriptions_per_session == 0
+        {
+            return Err(
+                "legacy max_sessions_per_principal, max_sessions_per_address, max_capabilities_bytes and max_subscriptions_per_session must be positive",
             );
         }
         Ok(())

@@ -137,19 +137,11 @@ impl McpHandler {
             let error = RpcError::invalid_params("params.protocolVersion must be a string").in_band();
             return Ok(error_response(Some(&id), &error));
         };
+        self.check_client_params(&params).map_err(|error| Box::new(error_response(Some(&id), &error)))?;
         let version = negotiate(requested);
-        let record = SessionRecord::new(version, &params, principal);
+        let mut record = SessionRecord::new(version, &params, principal);
         let session_id = match &self.shared.legacy.sessions {
-            Some(store) => {
-                if let Some(principal) = principal
-                    && let Err(limit) =
-                        store.admit(&principal.limit_key()).await.map_err(|e| Box::new(store_unreachable(&e)))?
-                {
-                    let error = RpcError::invalid_request(limit.to_string()).with_status(StatusCode::TOO_MANY_REQUESTS);
-                    return Err(Box::new(error_response(Some(&id), &error)));
-                }
-                Some(store.create(&record).await.map_err(|e| Box::new(store_unreachable(&e)))?)
-            }
+            Some(store) => Some(self.open_session(store, parts, principal, &mut record, &id).await?),
             None => None,
         };
         self.shared.metrics.legacy.sessions_created.inc();
@@ -250,11 +242,17 @@ impl McpHandler {
         let Some(id) = &session.id else {
             return Err(RpcError::invalid_request("Resource subscriptions need a session (this endpoint serves none)"));
         };
+        let subscribe = op == SessionOp::Subscribe;
+        self.check_subscription(&session.record, &uri, subscribe)?;
+        let most = self.shared.options.legacy.max_subscriptions_per_session;
         self.update_session(session, |r| {
-            match op {
-                SessionOp::Subscribe => r.subscriptions.insert(uri.clone()),
-                _ => r.subscriptions.remove(&uri),
-            };
+            // The limit again, on the record being written: a subscribe racing another on
+            // another replica cannot take the session past it.
+            if !subscribe {
+                r.subscriptions.remove(&uri);
+            } else if r.subscriptions.len() < most {
+                r.subscriptions.insert(uri.clone());
+            }
         })
         .await?;
         self.publish_session(Change::session(id.clone(), op, Some(uri))).await?;
@@ -356,8 +354,8 @@ impl McpHandler {
         let session = self.session_of(parts, principal, version).await?;
         let Some(id) = session.id.clone() else { return Err(Box::new(not_allowed())) };
         let ended = store.end(&id).await.map_err(|e| Box::new(store_unreachable(&e)))?;
-        if let (true, Some(owner)) = (ended, &session.record.owner)
-            && let Err(e) = store.release(owner).await
+        if let (true, Some(quota)) = (ended, &session.record.quota)
+            && let Err(e) = store.release(quota).await
         {
             tracing::warn!(error = %e, "a session slot was not given back; it lapses with its counter");
         }
@@ -429,7 +427,7 @@ fn not_allowed() -> Response<ResponseBody> {
     response
 }
 
-fn store_unreachable(error: &mcp_fleet_bus::BusError) -> Response<ResponseBody> {
+pub(super) fn store_unreachable(error: &mcp_fleet_bus::BusError) -> Response<ResponseBody> {
     let mut response =
         plain_error(StatusCode::SERVICE_UNAVAILABLE, &format!("The session store is unreachable: {error}"));
     response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
