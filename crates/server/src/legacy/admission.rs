@@ -22,8 +22,8 @@ use serde_json::{Map, Value};
 
 use super::post::{Refusal, store_unreachable};
 use super::session::{SessionLimit, SessionRecord, SessionStore};
+use crate::McpHandler;
 use crate::context::{ClientAddr, Principal};
-use crate::handler::McpHandler;
 use crate::http::error_response;
 
 impl McpHandler {

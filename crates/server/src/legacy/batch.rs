@@ -9,8 +9,8 @@
 use http::StatusCode;
 use mcp_fleet_protocol::RpcError;
 
+use crate::McpHandler;
 use crate::context::Principal;
-use crate::handler::McpHandler;
 use crate::http::{error_response, rate_limited};
 
 impl McpHandler {
