@@ -2,7 +2,8 @@
 //! socket: the head and the chunked framing byte for byte, keepalives, the completion result
 //! and the last chunk on close, a client that goes away, a client that stops reading
 //! (coalesced, then the newest change), bytes sent after the request, a refused listen after
-//! which the connection goes on with hyper, and a thousand streams written by two workers.
+//! which the connection goes on with hyper, a thousand streams written by two workers, and a
+//! `Content-Length` read exactly as hyper reads it (digits only, one length).
 
 use std::collections::VecDeque;
 use std::net::SocketAddr;
@@ -329,5 +330,28 @@ async fn a_session_get_stream_is_written_the_same_way() {
     // The session ends: the stream ends with the last chunk, and the connection closes.
     assert_eq!(session.delete(&client).await, 200);
     assert!(stream.next_event().await.is_none());
+    node.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_signed_content_length_is_refused_as_hyper_refuses_it() {
+    let node = TestNode::start(test_server(), HandlerOptions::default()).await;
+    let body = listen_body(6, json!({"toolsListChanged": true}));
+    let length = serde_json::to_vec(&body).unwrap().len();
+    let plain = String::from_utf8(http_request(&body)).unwrap();
+    let with = |value: String| plain.replace(&format!("content-length: {length}\r\n"), &value);
+    // Anything but digits, or two different lengths: 400 and no stream, whichever path reads it.
+    for framing in
+        [format!("content-length: +{length}\r\n"), format!("content-length: {length}\r\ncontent-length: 1\r\n")]
+    {
+        let stream = RawStream::send(node.addr, with(framing.clone()).as_bytes(), None).await;
+        assert!(stream.head.starts_with("HTTP/1.1 400 "), "{framing:?}: {}", stream.head);
+    }
+    assert_eq!(node.handler.open_streams(), 0);
+    // The same length twice is one length (hyper takes it too): a stream.
+    let twice = with(format!("content-length: {length}\r\ncontent-length: {length}\r\n"));
+    let mut stream = RawStream::send(node.addr, twice.as_bytes(), None).await;
+    assert!(stream.head.starts_with("HTTP/1.1 200 OK\r\n"), "{}", stream.head);
+    assert_eq!(stream.next_message().await.unwrap()["method"], "notifications/subscriptions/acknowledged");
     node.shutdown().await;
 }

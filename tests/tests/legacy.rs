@@ -2,7 +2,9 @@
 //! served by every node, its GET stream hears changes published anywhere, its subscriptions
 //! made on another node reach that stream, an elicitation answered to another node reaches the
 //! waiting call, and its end is an end everywhere; a tenant's stream shows the bus's position
-//! neither in its SSE ids nor in its notifications, and still resumes anywhere. Wire-level probes (see
+//! neither in its SSE ids nor in its notifications, and still resumes anywhere; a session
+//! belongs to its subject in its tenant (another's is unknown to it); a 2025-03-26
+//! batch is bounded and counts as its messages against the rate limit. Wire-level probes (see
 //! `mcp_fleet_tests::legacy`); the registries' SDKs run against the node binary in
 //! `crates/node/tests/legacy_clients.rs`.
 
@@ -12,8 +14,9 @@ use std::time::Duration;
 
 use http::StatusCode;
 use mcp_fleet_bus::{EventEnvelope, MemoryBus, ServerEventBus};
+use mcp_fleet_server::auth::{AuthError, Rate};
 use mcp_fleet_server::types::{CallToolResult, Tool};
-use mcp_fleet_server::{HandlerOptions, InputRequired, LegacyOptions, McpServer, Outcome};
+use mcp_fleet_server::{HandlerOptions, InputRequired, LegacyOptions, McpServer, Outcome, Principal};
 use mcp_fleet_tests::cluster::tenant_options;
 use mcp_fleet_tests::legacy::{LegacySession, headers, initialize_body, initialize_raw};
 use mcp_fleet_tests::{McpClient, TestNode, WAIT, eventually, test_server};
@@ -133,10 +136,11 @@ async fn another_principals_session_is_refused_and_sessions_per_principal_are_li
     let session = LegacySession::open_with(&c[0], json!({}), acme.clone()).await;
     let ping = json!({"jsonrpc": "2.0", "id": 1, "method": "ping"});
     assert_eq!(session.post(&c[1], &ping).await.status, StatusCode::OK);
+    // Answered as an unknown session: its existence is not confirmed.
     let stolen = LegacySession { id: session.id.clone(), extra: globex.clone() };
-    assert_eq!(stolen.post(&c[1], &ping).await.status, StatusCode::FORBIDDEN);
-    assert_eq!(stolen.stream(&c[2], None).await.status, StatusCode::FORBIDDEN);
-    assert_eq!(stolen.delete(&c[2]).await, StatusCode::FORBIDDEN);
+    assert_eq!(stolen.post(&c[1], &ping).await.status, StatusCode::NOT_FOUND);
+    assert_eq!(stolen.stream(&c[2], None).await.status, StatusCode::NOT_FOUND);
+    assert_eq!(stolen.delete(&c[2]).await, StatusCode::NOT_FOUND);
 
     let second = LegacySession::open_with(&c[1], json!({}), acme.clone()).await;
     let third = initialize_raw(&c[2], json!({}), &acme).await;
@@ -144,6 +148,46 @@ async fn another_principals_session_is_refused_and_sessions_per_principal_are_li
     assert_eq!(initialize_raw(&c[2], json!({}), &globex).await.status, StatusCode::OK, "limits are per principal");
     assert_eq!(second.delete(&c[0]).await, StatusCode::OK);
     assert_eq!(initialize_raw(&c[2], json!({}), &acme).await.status, StatusCode::OK, "an ended session frees its slot");
+}
+
+/// `x-sub` as the principal's id and `x-org` as its tenant: one subject across organisations,
+/// as identity providers that issue per-organisation tokens do.
+fn sub_and_org(parts: &http::request::Parts) -> Result<Principal, AuthError> {
+    let header = |name: &str| parts.headers.get(name).and_then(|v| v.to_str().ok()).map(str::to_owned);
+    let sub = header("x-sub").ok_or_else(|| AuthError::unauthenticated("Bearer realm=\"test\""))?;
+    Ok(Principal::new(sub, header("x-org")))
+}
+
+#[tokio::test]
+async fn a_session_belongs_to_its_subject_in_its_tenant_not_to_the_subject_alone() {
+    let (_nodes, c) = fleet(|| {
+        HandlerOptions::default()
+            .authenticator(sub_and_org)
+            .legacy(LegacyOptions::default().max_sessions_per_principal(1))
+    })
+    .await;
+    let as_user = |org: &str| vec![("x-sub".to_owned(), "u1".to_owned()), ("x-org".to_owned(), org.to_owned())];
+    let session = LegacySession::open_with(&c[0], json!({}), as_user("A")).await;
+    let unknown = LegacySession { id: "0".repeat(32), extra: as_user("B") };
+    let other_org = LegacySession { id: session.id.clone(), extra: as_user("B") };
+    for node in &c {
+        let list = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"});
+        let (theirs, none) = (other_org.post(node, &list).await, unknown.post(node, &list).await);
+        assert_eq!(
+            (theirs.status, &theirs.body),
+            (StatusCode::NOT_FOUND, &none.body),
+            "the same answer as an unknown id"
+        );
+        assert_eq!(other_org.stream(node, None).await.status, StatusCode::NOT_FOUND);
+    }
+    assert_eq!(other_org.delete(&c[1]).await, StatusCode::NOT_FOUND);
+    // The quota counts the subject in its tenant: org B's u1 has its own session.
+    let second = initialize_raw(&c[1], json!({}), &as_user("B")).await;
+    assert_eq!(second.status, StatusCode::OK, "{}", String::from_utf8_lossy(&second.body));
+    assert_eq!(initialize_raw(&c[2], json!({}), &as_user("A")).await.status, StatusCode::TOO_MANY_REQUESTS);
+    // The owner still has it.
+    assert_eq!(session.post(&c[2], &json!({"jsonrpc": "2.0", "id": 2, "method": "ping"})).await.status, StatusCode::OK);
+    assert_eq!(session.delete(&c[2]).await, StatusCode::OK);
 }
 
 #[tokio::test]
@@ -274,14 +318,25 @@ async fn progress_and_log_levels_set_on_one_node_apply_to_calls_on_another() {
     assert_eq!(bad.error_code(), Some(-32602));
 }
 
-#[tokio::test]
-async fn batches_are_served_in_2025_03_26_only() {
-    let (_nodes, c) = fleet(HandlerOptions::default).await;
+/// Open a 2025-03-26 session (the revision with batches) on `client`: the headers of its
+/// requests.
+async fn batch_session(client: &McpClient) -> Vec<(String, String)> {
     let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-03-26", "capabilities": {}}});
-    let reply = c[0].post_with(&init, &headers(None, &[])).await;
+    let reply = client.post_with(&init, &headers(None, &[])).await;
     let id = reply.headers["mcp-session-id"].to_str().unwrap().to_owned();
     let mut h = headers(Some(&id), &[]);
     h.retain(|(k, _)| k != "mcp-protocol-version");
+    h
+}
+
+fn pings(n: i64) -> Value {
+    (1..=n).map(|id| json!({"jsonrpc": "2.0", "id": id, "method": "ping"})).collect()
+}
+
+#[tokio::test]
+async fn batches_are_served_in_2025_03_26_only() {
+    let (_nodes, c) = fleet(HandlerOptions::default).await;
+    let h = batch_session(&c[0]).await;
     let batch = json!([
         {"jsonrpc": "2.0", "id": 1, "method": "ping"},
         {"jsonrpc": "2.0", "method": "notifications/initialized"},
@@ -292,6 +347,32 @@ async fn batches_are_served_in_2025_03_26_only() {
     assert_eq!(ids, [json!(1), json!(2)]);
     let modern = LegacySession::open(&c[0], json!({})).await;
     assert_eq!(modern.post(&c[1], &batch).await.status, StatusCode::BAD_REQUEST);
+}
+
+#[tokio::test]
+async fn a_batch_counts_as_its_messages_against_the_rate_limit() {
+    let rate = Some(Rate { per_second: 1.0, burst: 1 });
+    let (_nodes, c) = fleet(|| HandlerOptions::default().rate_per_principal(rate)).await;
+    let h = batch_session(&c[0]).await;
+    // Each replica counts its own: node 1's bucket is full (one token).
+    let reply = c[1].post_with(&pings(20), &h).await;
+    assert_eq!(reply.status, StatusCode::TOO_MANY_REQUESTS, "{}", String::from_utf8_lossy(&reply.body));
+    assert!(reply.headers.contains_key("retry-after"));
+    // One message is one request: node 2's token serves it.
+    let reply = c[2].post_with(&pings(1), &h).await;
+    assert_eq!(reply.status, StatusCode::OK, "{}", String::from_utf8_lossy(&reply.body));
+}
+
+#[tokio::test]
+async fn a_batch_past_the_size_limit_is_refused_before_it_is_served() {
+    let (_nodes, c) = fleet(HandlerOptions::default).await;
+    let h = batch_session(&c[0]).await;
+    let reply = c[1].post_with(&pings(65), &h).await;
+    assert_eq!((reply.status, reply.error_code()), (StatusCode::PAYLOAD_TOO_LARGE, Some(-32600)));
+    let message = reply.json()["error"]["message"].as_str().unwrap().to_owned();
+    assert!(message.contains("65 messages") && message.contains("limit is 64"), "{message}");
+    let answers = c[1].post_with(&pings(64), &h).await.json();
+    assert_eq!(answers.as_array().map(Vec::len), Some(64), "the default limit admits 64");
 }
 
 #[tokio::test]

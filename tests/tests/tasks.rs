@@ -1,6 +1,7 @@
 //! The tasks extension on one node (the in-process bus), one behaviour per test: when a call
 //! becomes a task and what a client reads of it, who may see it, cancellation, input through
-//! the task, tasks completed from outside their handler, the bounds and the gates. The same
+//! the task, tasks completed from outside their handler, the bounds and the gates (task ids a
+//! listen follows included). The same
 //! rules across a fleet on real brokers: `tasks_redis.rs`, `tasks_nats.rs`.
 
 use std::time::Duration;
@@ -260,4 +261,31 @@ async fn a_task_of_a_node_that_restarted_under_its_id_fails() {
     for node in [a, b, again] {
         node.shutdown().await;
     }
+}
+
+#[tokio::test]
+async fn a_listen_follows_only_task_ids_of_the_servers_format_within_the_byte_budget() {
+    let options = task_options().authenticator(tenant_from_header).max_subscription_bytes_per_stream(100);
+    let node = TestNode::start(task_server(), options).await;
+    let client = TaskClient::new(node.url(), Some("acme"));
+    let listen = |ids: Vec<String>| json!({"notifications": {"taskIds": ids}});
+    // The case, smaller: ids of 4 000 characters are no ids of this server.
+    let reply = client.send("subscriptions/listen", listen(vec!["a".repeat(4_000); 3])).await;
+    assert_eq!((reply.status, reply.error_code()), (StatusCode::OK, Some(-32602)), "in band, as a long URI");
+    let message = reply.json()["error"]["message"].as_str().unwrap().to_owned();
+    assert!(message.contains("taskIds[0]") && message.len() < 200, "{message}");
+    let refusals = |reason: &str| {
+        counter(&node.handler.metrics_text(), &format!("mcp_fleet_listen_streams_refused_total{{reason=\"{reason}\"}}"))
+    };
+    assert_eq!(refusals("bad_task_id"), 1.0);
+    // Well-formed ids count against the stream's bytes: four of 32 bytes are over 100.
+    let ids = |n: usize| (0..n).map(|i| format!("{i:032x}")).collect::<Vec<_>>();
+    let reply = client.send("subscriptions/listen", listen(ids(4))).await;
+    assert_eq!((reply.status, reply.error_code()), (StatusCode::OK, Some(-32602)));
+    assert_eq!(refusals("stream_bytes"), 1.0);
+    assert_eq!(node.handler.open_streams(), 0);
+    let ids = ids(3);
+    let _stream = client.listen(&ids.iter().map(String::as_str).collect::<Vec<_>>()).await;
+    assert_eq!(node.handler.open_streams(), 1);
+    node.shutdown().await;
 }

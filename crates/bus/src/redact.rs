@@ -25,7 +25,8 @@
 //! ```
 //!
 //! Redaction errs on the side of hiding: everything between `://` and the last `@` before the
-//! query is userinfo, so a path that contains `@` loses its head too (in a log line only).
+//! query is userinfo, so a path that contains `@` loses its head too (in a log line only); a
+//! `?` before the last `@` may be a password's, so both readings are hidden.
 
 use std::fmt;
 use std::ops::Range;
@@ -102,8 +103,32 @@ pub fn redact_headers(list: &str) -> String {
 }
 
 /// Byte ranges of `url` that are secret, in order, not overlapping.
+///
+/// A `?` before the last `@` is either a password's (`redis://u:pa?ss@h/0`, which a backend may
+/// well be given) or a query value's (`?user=a@b`): both readings are taken and every range
+/// either finds secret is hidden, so a password is never shown for looking like a query.
 fn secret_spans(url: &str) -> Vec<Range<usize>> {
-    let head_end = url.find('?').unwrap_or(url.len());
+    let first_query = url.find('?');
+    let mut spans = spans_with_query_at(url, first_query.unwrap_or(url.len()));
+    if let (Some(query), Some(at)) = (first_query, url.rfind('@'))
+        && query < at
+    {
+        let after_userinfo = url[at..].find('?').map_or(url.len(), |i| at + i);
+        spans.extend(spans_with_query_at(url, after_userinfo));
+        spans.sort_by_key(|r| r.start);
+        spans = spans.into_iter().fold(Vec::new(), |mut merged: Vec<Range<usize>>, span| {
+            match merged.last_mut() {
+                Some(last) if span.start <= last.end => last.end = last.end.max(span.end),
+                _ => merged.push(span),
+            }
+            merged
+        });
+    }
+    spans
+}
+
+/// [`secret_spans`] when the query starts at `head_end` (`url.len()`: no query).
+fn spans_with_query_at(url: &str, head_end: usize) -> Vec<Range<usize>> {
     let mut spans = Vec::new();
     let mut start = 0;
     for segment in url[..head_end].split(',') {
@@ -276,6 +301,12 @@ mod tests {
                 "https://h/x?API_KEY=***&code=***&sig=***&Stream=x#frag",
             ),
             ("redis://h/0?sentinel_pasword=typo&maxlen=5&flag", "redis://h/0?sentinel_pasword=***&maxlen=5&flag"),
+            // A `?` in a password: hidden with the rest of it (and what may be a query after it).
+            ("redis://u:pa?ss@h:6379/0", "redis://u:***@h:6379/0"),
+            ("redis://u:pa?ss@h/0?stream=s&token=t", "redis://u:***@h/0?stream=***&token=***"),
+            ("nats://u:p?w@a:4222,nats://v:q@b:4222", "nats://u:***@a:4222,nats://v:***@b:4222"),
+            // An `@` in a query value: more is hidden than needed, nothing is shown that may be a secret.
+            ("redis://h/0?stream=a@b&token=t", "redis://***@b&token=***"),
             ("http://collector:4318", "http://collector:4318"),
             ("memory://", "memory://"),
             ("", ""),
@@ -291,6 +322,8 @@ mod tests {
         let message = "connect to u:p@ss@h failed (token tok3n, password p%40ss)";
         assert_eq!(scrub(message, &secrets), "connect to u:***@h failed (token ***, password ***)");
         assert_eq!(scrub("no secret here", &url_secrets("redis://:ab@h")), "no secret here", "too short to scrub");
+        let secrets = url_secrets("redis://u:pa?ss@h/0");
+        assert_eq!(scrub("invalid port in u:pa?ss@h", &secrets), "invalid port in u:***@h");
     }
 
     #[test]

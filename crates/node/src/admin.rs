@@ -18,6 +18,7 @@
 use std::convert::Infallible;
 use std::future::Future;
 use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -84,6 +85,35 @@ pub(crate) enum AdminError {
          --admin-insecure for a lab"
     )]
     Exposed(SocketAddr),
+    /// A token that is empty (or only blanks): no caller could ever present it, so the admin
+    /// operations would be locked — or, read as "no token", silently open.
+    #[error(
+        "{0} is empty: the admin operations need a token a caller can present. Give one, or leave the flag out \
+         (then the admin port must be on loopback, or --admin-insecure)"
+    )]
+    EmptyToken(String),
+    /// The token file could not be read.
+    #[error("admin token file {path}: {source}")]
+    TokenFile { path: PathBuf, source: std::io::Error },
+}
+
+/// The admin token, from `--admin-token` (`flag`) or `--admin-token-file` (`file`, surrounding
+/// whitespace ignored); `None` when neither is given. One that is empty is refused: a mounted
+/// Secret that came out empty must stop the node, not leave its admin port unusable or open.
+pub(crate) fn read_token(flag: Option<&str>, file: Option<&Path>) -> Result<Option<String>, AdminError> {
+    let (token, source) = match (flag, file) {
+        (Some(token), _) => (token.to_owned(), "--admin-token".to_owned()),
+        (None, Some(path)) => {
+            let text = std::fs::read_to_string(path)
+                .map_err(|source| AdminError::TokenFile { path: path.to_owned(), source })?;
+            (text.trim().to_owned(), format!("the admin token file {}", path.display()))
+        }
+        (None, None) => return Ok(None),
+    };
+    if token.trim().is_empty() {
+        return Err(AdminError::EmptyToken(source));
+    }
+    Ok(Some(token))
 }
 
 /// The sentence, not the variant: `main` prints its error with `Debug`.
@@ -313,6 +343,26 @@ mod tests {
         let draining = a.route(request(Method::GET, "/readyz", None, "")).await;
         assert_eq!(draining.status(), StatusCode::SERVICE_UNAVAILABLE, "not ready while draining");
         assert_eq!(a.route(request(Method::GET, "/livez", None, "")).await.status(), StatusCode::OK);
+    }
+
+    #[test]
+    fn an_empty_admin_token_is_refused_whether_given_or_read() {
+        let dir = std::env::temp_dir().join(format!("mcp-fleet-admin-token-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let (empty, blank, good) = (dir.join("empty"), dir.join("blank"), dir.join("good"));
+        std::fs::write(&empty, "").unwrap();
+        std::fs::write(&blank, " \n").unwrap();
+        std::fs::write(&good, "t0k3n\n").unwrap();
+        for (flag, file) in [(Some(""), None), (Some("  "), None), (None, Some(&empty)), (None, Some(&blank))] {
+            let error = read_token(flag, file.map(PathBuf::as_path)).unwrap_err();
+            assert!(matches!(error, AdminError::EmptyToken(_)) && error.to_string().contains("is empty"), "{error}");
+        }
+        assert!(read_token(None, Some(&empty)).unwrap_err().to_string().contains("file"), "names the file");
+        assert_eq!(read_token(None, Some(&good)).unwrap().as_deref(), Some("t0k3n"));
+        assert_eq!(read_token(Some("t"), None).unwrap().as_deref(), Some("t"));
+        assert_eq!(read_token(None, None).unwrap(), None);
+        assert!(matches!(read_token(None, Some(&dir.join("absent"))), Err(AdminError::TokenFile { .. })));
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[tokio::test]

@@ -28,7 +28,8 @@ pub(crate) async fn run(
     // Reading the whole executable blocks: off the runtime, while the node starts.
     let (pod_uid, image) = (config.pod_uid.clone(), config.image.clone());
     let identity = tokio::task::spawn_blocking(move || observe_identity(pod_uid, image));
-    let token = config.admin_token()?;
+    let flag = config.admin_token.as_ref().map(|t| t.expose().as_str());
+    let token = admin::read_token(flag, config.admin_token_file.as_deref())?;
     if let Some(addr) = config.admin_listen {
         admin::check_exposure(addr, token.is_some(), config.admin_insecure)?;
     }

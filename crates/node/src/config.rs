@@ -33,7 +33,7 @@ pub(crate) struct Config {
     pub(crate) admin_token: Option<Redacted<String>>,
 
     /// File holding the admin token (a mounted Secret); read at start, surrounding whitespace
-    /// ignored.
+    /// ignored. An empty token (flag or file) stops the node at start.
     #[arg(long, env = "MCP_FLEET_ADMIN_TOKEN_FILE")]
     pub(crate) admin_token_file: Option<PathBuf>,
 
@@ -295,6 +295,26 @@ pub(crate) struct Config {
     #[arg(long, env = "MCP_FLEET_MAX_SESSIONS_PER_PRINCIPAL", default_value_t = 100)]
     pub(crate) max_sessions_per_principal: usize,
 
+    /// Most 2025-era sessions one client address may hold across the fleet when callers are
+    /// anonymous (no authenticator; loopback exempt; past it initialize gets 429).
+    #[arg(long, env = "MCP_FLEET_MAX_SESSIONS_PER_ADDRESS", default_value_t = 1_000, value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) max_sessions_per_address: u64,
+
+    /// Largest capabilities plus clientInfo a 2025-era initialize may carry, in bytes of JSON
+    /// (past it -32602 with 400).
+    #[arg(long, env = "MCP_FLEET_MAX_CAPABILITIES_BYTES", default_value_t = 16 * 1024, value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) max_capabilities_bytes: u64,
+
+    /// Most resources one 2025-era session may follow with resources/subscribe (past it
+    /// -32602).
+    #[arg(long, env = "MCP_FLEET_MAX_SUBSCRIPTIONS_PER_SESSION", default_value_t = 1_000, value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) max_subscriptions_per_session: u64,
+
+    /// Most messages in one 2025-03-26 JSON-RPC batch (past it 413); each message counts as
+    /// one request against --rate-per-principal.
+    #[arg(long, env = "MCP_FLEET_MAX_BATCH_MESSAGES", default_value_t = 64, value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) max_batch_messages: u64,
+
     /// How long a call waits for a 2025-era client's answer to a sampling, elicitation or
     /// roots request, in seconds.
     #[arg(long, env = "MCP_FLEET_SERVER_REQUEST_TIMEOUT_SECS", default_value_t = 300, value_parser = clap::value_parser!(u64).range(1..))]
@@ -369,19 +389,6 @@ impl Config {
         })
     }
 
-    /// The admin token, from the flag or the file; `Err` names the file that could not be read.
-    pub(crate) fn admin_token(&self) -> Result<Option<String>, std::io::Error> {
-        match (&self.admin_token, &self.admin_token_file) {
-            (Some(token), _) => Ok(Some(token.expose().clone())),
-            (None, Some(path)) => {
-                let token = std::fs::read_to_string(path)
-                    .map_err(|e| std::io::Error::new(e.kind(), format!("admin token file {}: {e}", path.display())))?;
-                Ok(Some(token.trim().to_owned()).filter(|t| !t.is_empty()))
-            }
-            (None, None) => Ok(None),
-        }
-    }
-
     pub(crate) fn keepalive(&self) -> Duration {
         Duration::from_secs(self.keepalive_secs)
     }
@@ -407,12 +414,21 @@ impl Config {
             .session_ttl(Duration::from_secs(self.session_ttl_secs))
             .max_streams(self.max_session_streams)
             .max_sessions_per_principal(self.max_sessions_per_principal)
+            .max_batch_messages(saturating(self.max_batch_messages))
+            .max_sessions_per_address(saturating(self.max_sessions_per_address))
+            .max_capabilities_bytes(saturating(self.max_capabilities_bytes))
+            .max_subscriptions_per_session(saturating(self.max_subscriptions_per_session))
             .server_request_timeout(Duration::from_secs(self.server_request_timeout_secs))
     }
 
     pub(crate) fn max_stream_lifetime(&self) -> Option<Duration> {
         (self.max_stream_lifetime_secs > 0).then(|| Duration::from_secs(self.max_stream_lifetime_secs))
     }
+}
+
+/// A count from a flag, as a `usize` (a 32-bit target's largest past it).
+fn saturating(count: u64) -> usize {
+    usize::try_from(count).unwrap_or(usize::MAX)
 }
 
 #[cfg(test)]

@@ -206,6 +206,20 @@ async fn an_admin_port_beyond_loopback_needs_a_token_or_an_explicit_insecure_fla
 }
 
 #[tokio::test]
+async fn an_empty_admin_token_stops_the_node_at_start() {
+    let dir = TempDir::new("security");
+    std::fs::write(dir.path().join("empty-token"), "\n").expect("write");
+    let file = dir.path().join("empty-token");
+    for args in [["--admin-token", ""], ["--admin-token-file", file.to_str().expect("utf-8")]] {
+        let mut node = start(dir.path(), &args, &[]);
+        let code = node.exited(Duration::from_secs(10)).await;
+        let log = node.log();
+        assert!(code.is_some_and(|c| c != 0), "{args:?}: no start\n{log}");
+        assert!(log.contains("is empty"), "{args:?}: the error says why: {log}");
+    }
+}
+
+#[tokio::test]
 async fn with_a_token_admin_fleet_and_operations_need_it_and_probes_and_metrics_do_not() {
     let dir = TempDir::new("security");
     let mut node = start(dir.path(), &["--admin-token", "the-admin-token"], &[]);

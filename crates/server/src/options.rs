@@ -222,7 +222,8 @@ impl HandlerOptions {
         self
     }
 
-    /// URIs in one listen's `resourceSubscriptions`; past it `-32602`. Default 1 000.
+    /// URIs in one listen's `resourceSubscriptions` (and task ids in its `taskIds`); past it
+    /// `-32602`. Default 1 000.
     pub fn max_uris_per_listen(mut self, uris: usize) -> Self {
         self.listen.max_uris_per_listen = uris;
         self
@@ -235,14 +236,16 @@ impl HandlerOptions {
         self
     }
 
-    /// Bytes of URIs one listen stream may subscribe to (the router holds each for the stream's
-    /// life); past it `-32602` (in band) before the ack. Default 128 KiB (1 000 URIs of 128 B).
+    /// Bytes of URIs and task ids one listen stream may follow (the router holds each for the
+    /// stream's life); past it `-32602` (in band) before the ack. Default 128 KiB (1 000 URIs
+    /// of 128 B). A task id that is not of this server's format is `-32602` too.
     pub fn max_subscription_bytes_per_stream(mut self, bytes: usize) -> Self {
         self.listen.budget.max_bytes_per_stream = bytes;
         self
     }
 
-    /// Bytes of URIs all listen streams of one authenticated principal may hold on this node;
+    /// Bytes of URIs and task ids all listen streams of one authenticated principal may hold on
+    /// this node;
     /// past it 429 with `-32603` before the ack. Default 4 MiB.
     pub fn max_subscription_bytes_per_principal(mut self, bytes: usize) -> Self {
         self.listen.budget.max_bytes_per_principal = bytes;
@@ -258,7 +261,8 @@ impl HandlerOptions {
     }
 
     /// Whether loopback peers (a sidecar proxy, a local load test) are exempt from
-    /// [`max_streams_per_address`](Self::max_streams_per_address). Default `true`.
+    /// [`max_streams_per_address`](Self::max_streams_per_address) and from the 2025 era's
+    /// [`LegacyOptions::max_sessions_per_address`]. Default `true`.
     pub fn loopback_exempt_from_address_limit(mut self, exempt: bool) -> Self {
         self.listen.budget.loopback_exempt = exempt;
         self
@@ -564,5 +568,25 @@ mod tests {
             let err = options.validate().expect_err(named).to_string();
             assert!(err.contains(named), "{err}");
         }
+    }
+
+    #[tokio::test]
+    async fn a_ttl_the_store_cannot_keep_is_refused_not_turned_into_a_bus_without_keyspaces() {
+        let year = mcp_fleet_bus::MAX_TTL;
+        for (options, named) in [
+            (HandlerOptions::default().tasks(TaskOptions::default().ttl(year - Duration::from_secs(30))), "tasks.ttl"),
+            (HandlerOptions::default().tasks(TaskOptions::default().ttl(year)), "tasks.ttl"),
+            (HandlerOptions::default().legacy(LegacyOptions::default().session_ttl(year * 2)), "session_ttl"),
+        ] {
+            let err = options.validate().expect_err(named).to_string();
+            assert!(err.contains(named), "{err}");
+        }
+        let longest = HandlerOptions::default().tasks(TaskOptions::default().ttl(year - Duration::from_secs(60)));
+        let longest = longest.legacy(LegacyOptions::default().session_ttl(year));
+        let server = crate::McpServer::builder("s", "1").build();
+        let handler = crate::create_mcp_handler(server, longest).await.expect("the longest TTLs are valid");
+        assert!(handler.shared.tasks.is_some(), "tasks stay on");
+        assert!(handler.shared.legacy.sessions.is_some(), "sessions stay on");
+        handler.shutdown().await;
     }
 }

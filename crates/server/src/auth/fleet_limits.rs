@@ -106,14 +106,18 @@ impl FleetLimits {
         Ok(limits)
     }
 
-    /// Count one request of `principal` (its limit key) in the current window (always admitted
-    /// when no rate is configured); the outer `Err` when the keyspace erred (the caller falls
-    /// back to the per-replica limit).
-    pub(crate) async fn check_request(&self, principal: &str) -> Result<Result<(), RetryAfter>, ServerError> {
+    /// Count `requests` requests of `principal` (its limit key; a 2025-03-26 batch counts as
+    /// its messages) in the current window (always admitted when no rate is configured); the
+    /// outer `Err` when the keyspace erred (the caller falls back to the per-replica limit).
+    pub(crate) async fn check_requests(
+        &self,
+        principal: &str,
+        requests: u32,
+    ) -> Result<Result<(), RetryAfter>, ServerError> {
         let Some((keyspace, window)) = &self.inner.rate else { return Ok(Ok(())) };
         let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
         let index = now.as_millis() / window.length.as_millis().max(1);
-        let count = keyspace.increment(&format!("r.{}.{index}", digest(principal)), 1).await?;
+        let count = keyspace.increment(&format!("r.{}.{index}", digest(principal)), i64::from(requests)).await?;
         if count <= window.allowance {
             return Ok(Ok(()));
         }
@@ -253,14 +257,14 @@ mod tests {
         // Window 1 s, allowance 2: a third request anywhere in the window waits for its end.
         let mut outcomes = Vec::new();
         for limits in [&a, &b, &a, &b, &a] {
-            outcomes.push(limits.check_request("p").await.unwrap());
+            outcomes.push(limits.check_requests("p", 1).await.unwrap());
         }
         let refused = outcomes.iter().filter(|o| o.is_err()).count();
         assert!(refused >= 1, "{outcomes:?}");
         if let Some(Err(RetryAfter(wait))) = outcomes.iter().find(|o| o.is_err()) {
             assert!(*wait <= Duration::from_secs(1), "{wait:?}");
         }
-        assert!(a.check_request("q").await.unwrap().is_ok(), "another principal's window");
+        assert!(a.check_requests("q", 1).await.unwrap().is_ok(), "another principal's window");
         assert_eq!(Window::of(Rate { per_second: 10.0, burst: 20 }).allowance, 20);
         assert_eq!(Window::of(Rate { per_second: 100.0, burst: 1 }).length, Duration::from_secs(1));
     }

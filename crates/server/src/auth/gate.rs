@@ -98,15 +98,16 @@ impl LimitGate {
         self.fleet.is_some() || self.local.limits_rate()
     }
 
-    /// Take one request token for `key`, or say how long to wait.
-    pub(crate) async fn check_request(&self, key: &str) -> Result<(), RetryAfter> {
+    /// Take `count` request tokens for `key` (one per request; a 2025-03-26 batch takes one per
+    /// message), or say how long to wait.
+    pub(crate) async fn check_request(&self, key: &str, count: u32) -> Result<(), RetryAfter> {
         if let Some(fleet) = &self.fleet {
-            match fleet.check_request(key).await {
+            match fleet.check_requests(key, count).await {
                 Ok(verdict) => return verdict,
                 Err(error) => tracing::warn!(%error, "fleet-wide rate limit unavailable; counting on this replica"),
             }
         }
-        self.local.check_request(Some(key))
+        self.local.check_requests(Some(key), count)
     }
 
     /// In fleet mode, take `key`'s stream slot in the fleet; `Ok(None)` in replica mode (or

@@ -100,20 +100,28 @@ impl PrincipalLimits {
         }
     }
 
-    /// Take one request token for `principal` (`None`: anonymous), or say how long to wait.
-    /// Whether a request rate is set (else [`PrincipalLimits::check_request`] admits all).
+    /// Whether a request rate is set (else [`PrincipalLimits::check_requests`] admits all).
     pub(crate) fn limits_rate(&self) -> bool {
         self.inner.rate.is_some()
     }
 
+    /// Take one request token for `principal` (`None`: anonymous), or say how long to wait.
+    #[cfg(test)]
     pub(crate) fn check_request(&self, principal: Option<&str>) -> Result<(), RetryAfter> {
+        self.check_requests(principal, 1)
+    }
+
+    /// Take `count` request tokens at once for `principal` (`None`: anonymous; a 2025-03-26
+    /// batch counts as its messages), all or none — a refusal takes nothing — or say how long
+    /// to wait.
+    pub(crate) fn check_requests(&self, principal: Option<&str>, count: u32) -> Result<(), RetryAfter> {
         let Some(rate) = self.inner.rate else { return Ok(()) };
         let now = Instant::now();
         let mut buckets = lock(&self.inner.buckets);
         buckets.prune_if_due(rate, now);
         let full = Bucket { tokens: f64::from(rate.burst), updated: now };
         let bucket = buckets.by_key.entry(principal.map(Box::from)).or_insert(full);
-        bucket.take(rate, now)
+        bucket.take(rate, now, f64::from(count))
     }
 
     /// Reserve one listen-stream slot for `principal` (`None`: anonymous); the slot is freed
@@ -170,15 +178,16 @@ impl Buckets {
 }
 
 impl Bucket {
-    fn take(&mut self, rate: Rate, now: Instant) -> Result<(), RetryAfter> {
+    fn take(&mut self, rate: Rate, now: Instant, count: f64) -> Result<(), RetryAfter> {
         let elapsed = now.duration_since(self.updated).as_secs_f64();
         self.tokens = (self.tokens + elapsed * rate.per_second).min(f64::from(rate.burst));
         self.updated = now;
-        if self.tokens >= 1.0 {
-            self.tokens -= 1.0;
+        if self.tokens >= count {
+            self.tokens -= count;
             return Ok(());
         }
-        let wait = (1.0 - self.tokens) / rate.per_second;
+        // More than the burst never fits: the wait is then until the bucket is full.
+        let wait = (count.min(f64::from(rate.burst)) - self.tokens) / rate.per_second;
         Err(RetryAfter(Duration::try_from_secs_f64(wait).unwrap_or(Duration::MAX)))
     }
 }

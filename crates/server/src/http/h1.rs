@@ -198,10 +198,13 @@ fn inspect(buf: &[u8], max_body: usize) -> Inspection {
     let mut body_len = None;
     for h in req.headers.iter() {
         if h.name.eq_ignore_ascii_case("content-length") {
-            let len = std::str::from_utf8(h.value).ok().and_then(|v| v.trim().parse::<usize>().ok());
-            match (body_len, len) {
+            // Framing read the way hyper reads it, or not here at all: two parsers that
+            // disagree on a body's length are how requests get smuggled.
+            match (body_len, content_length(h.value).and_then(|n| usize::try_from(n).ok())) {
                 (None, Some(len)) => body_len = Some(len),
-                // Repeated or unparsable: hyper decides what that means.
+                // RFC 9112 §6.3: repeated identical values are one length (hyper takes them).
+                (Some(prev), Some(len)) if prev == len => {}
+                // Unparsable or differing lengths: hyper answers 400.
                 _ => return Inspection::Hyper,
             }
         } else if ["transfer-encoding", "expect", "upgrade"].iter().any(|n| h.name.eq_ignore_ascii_case(n)) {
@@ -213,6 +216,19 @@ fn inspect(buf: &[u8], max_body: usize) -> Inspection {
         (Some(body_len), false) if body_len <= max_body => Inspection::Request { head_len, body_len, get },
         _ => Inspection::Hyper,
     }
+}
+
+/// A `Content-Length` value as hyper's HTTP/1.1 server reads it: one or more ASCII digits and
+/// nothing else (no sign, no blanks, no list), within `u64`. Rust's integer parser takes a
+/// leading `+`, which hyper refuses (RFC 9110 §8.6: `Content-Length = 1*DIGIT`).
+pub(super) fn content_length(value: &[u8]) -> Option<u64> {
+    if value.is_empty() {
+        return None;
+    }
+    value.iter().try_fold(0u64, |n, &b| match b {
+        b'0'..=b'9' => n.checked_mul(10)?.checked_add(u64::from(b - b'0')),
+        _ => None,
+    })
 }
 
 /// Whether a request body is a `subscriptions/listen` (the handler validates it for real).
@@ -335,6 +351,32 @@ mod tests {
         assert_eq!(inspect(b"\x00\x01garbage\r\n\r\n", 1 << 20), Inspection::Hyper);
         let huge = format!("POST /mcp HTTP/1.1\r\nx: {}", "a".repeat(MAX_HEAD + 1));
         assert_eq!(inspect(huge.as_bytes(), 1 << 20), Inspection::Hyper);
+    }
+
+    #[test]
+    fn a_content_length_is_digits_only_as_hyper_reads_it() {
+        let req = post(LISTEN, "");
+        let head_len = req.len() - LISTEN.len();
+        let with_length = |value: &str| {
+            let text = String::from_utf8(req.clone()).unwrap();
+            text.replace(&format!("content-length: {}", LISTEN.len()), &format!("content-length: {value}")).into_bytes()
+        };
+        for bad in ["+69", "-69", "6 9", "0x45", "69,69", "", "99999999999999999999999"] {
+            let bad = with_length(bad);
+            assert_eq!(inspect(&bad, 1 << 20), Inspection::Hyper, "{:?}", String::from_utf8_lossy(&bad));
+        }
+        let n = LISTEN.len();
+        let twice = with_length(&format!("{n}\r\ncontent-length: {n}"));
+        let repeated = format!("\r\ncontent-length: {n}").len();
+        assert_eq!(
+            inspect(&twice, 1 << 20),
+            Inspection::Request { head_len: head_len + repeated, body_len: n, get: false }
+        );
+        let differing = with_length(&format!("{n}\r\ncontent-length: {}", n + 1));
+        assert_eq!(inspect(&differing, 1 << 20), Inspection::Hyper);
+        assert_eq!(content_length(b"007"), Some(7));
+        assert_eq!(content_length(b"18446744073709551615"), Some(u64::MAX));
+        assert_eq!(content_length(b"18446744073709551616"), None);
     }
 
     #[test]

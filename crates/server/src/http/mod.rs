@@ -14,7 +14,9 @@ mod service;
 pub use body::ResponseBody;
 pub use serve::{serve_http, shutdown_signal};
 
-pub(crate) use service::{accepts_sse, error_response, http_error, json as json_response, sse_response, status_only};
+pub(crate) use service::{
+    accepts_sse, error_response, http_error, json as json_response, rate_limited, sse_response, status_only,
+};
 
 #[cfg(test)]
 mod tests;

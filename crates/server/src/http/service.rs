@@ -172,7 +172,7 @@ impl McpHandler {
         };
         if self.shared.limits.counts_requests() {
             let key = crate::auth::LimitGate::key(principal.as_ref(), parts);
-            if let Err(wait) = self.shared.limits.check_request(&key).await {
+            if let Err(wait) = self.shared.limits.check_request(&key, 1).await {
                 self.shared.metrics.rate_limited.inc();
                 return Err(Box::new(rate_limited(wait)));
             }
@@ -332,8 +332,7 @@ where
             .with_status(StatusCode::PAYLOAD_TOO_LARGE);
         Box::new(error_response(None, &err))
     };
-    let declared =
-        headers.get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()).and_then(|v| v.parse::<u64>().ok());
+    let declared = headers.get(header::CONTENT_LENGTH).and_then(|v| super::h1::content_length(v.as_bytes()));
     if declared.is_some_and(|n| n > limit as u64) {
         return Err(too_large());
     }
@@ -492,7 +491,7 @@ fn refused(error: &crate::auth::AuthError) -> Response<ResponseBody> {
 }
 
 /// 429 with `Retry-After` (whole seconds, at least 1) and a JSON-RPC error body.
-fn rate_limited(wait: RetryAfter) -> Response<ResponseBody> {
+pub(crate) fn rate_limited(wait: RetryAfter) -> Response<ResponseBody> {
     let secs = wait.header_secs();
     let message = format!("Request rate limit reached for this principal; retry after {secs} s");
     let mut resp = http_error(StatusCode::TOO_MANY_REQUESTS, &message);

@@ -9,7 +9,9 @@
 //!   session, and DELETE ends it everywhere.
 //! - `post`: the POST side — the handshake, notifications, the client's answers to our
 //!   requests, requests (bridged to the 2026 methods, results made era-pure) and 2025-03-26
-//!   batches.
+//!   batches (`batch`: what a batch costs against its size limit and the rate limit;
+//!   `admission`: the bounds of what a caller may store — client capabilities, sessions per
+//!   principal or address, subscriptions per session).
 //! - `call`: a call whose handler asks for input (MRTR `input_required`) becomes real
 //!   server-to-client requests on the call's SSE stream; the answers, POSTed to any replica,
 //!   come back through `relay`.
@@ -18,6 +20,8 @@
 //!   events that keep its resource subscriptions current wherever they were made; `history`
 //!   the recent events a resume replays, `event_id` the ids it resumes from.
 
+mod admission;
+mod batch;
 mod call;
 mod calls;
 mod event_id;
@@ -71,11 +75,7 @@ impl Legacy {
         let counts = bus.keyspace("session-counts", options.session_ttl).await?;
         let replies = bus.keyspace("replies", options.server_request_timeout * 2).await?;
         let relay = Relay::new(replies, options.server_request_timeout, streams.wakeups().clone());
-        Ok(Legacy {
-            sessions: Some(SessionStore::new(sessions, counts, options.max_sessions_per_principal)),
-            streams,
-            relay: Some(relay),
-        })
+        Ok(Legacy { sessions: Some(SessionStore::new(sessions, counts)), streams, relay: Some(relay) })
     }
 }
 

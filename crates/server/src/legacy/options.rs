@@ -19,6 +19,10 @@ pub struct LegacyOptions {
     pub(crate) max_streams: usize,
     pub(crate) max_sessions_per_principal: usize,
     pub(crate) replay_events: usize,
+    pub(crate) max_batch_messages: usize,
+    pub(crate) max_sessions_per_address: usize,
+    pub(crate) max_capabilities_bytes: usize,
+    pub(crate) max_subscriptions_per_session: usize,
 }
 
 impl Default for LegacyOptions {
@@ -31,6 +35,10 @@ impl Default for LegacyOptions {
             max_streams: 10_000,
             max_sessions_per_principal: 100,
             replay_events: 4096,
+            max_batch_messages: 64,
+            max_sessions_per_address: 1_000,
+            max_capabilities_bytes: 16 * 1024,
+            max_subscriptions_per_session: 1_000,
         }
     }
 }
@@ -86,10 +94,62 @@ impl LegacyOptions {
         self
     }
 
+    /// Most messages in one 2025-03-26 JSON-RPC batch; a larger batch gets 413 with `-32600`
+    /// before any of it is served. Each message of a batch also counts as one request against
+    /// the per-principal rate limit. Default 64.
+    pub fn max_batch_messages(mut self, messages: usize) -> Self {
+        self.max_batch_messages = messages;
+        self
+    }
+
+    /// Most sessions one client address may hold across the fleet when callers are anonymous
+    /// (no authenticator; IPv6 counted by /64, loopback exempt with
+    /// [`loopback_exempt_from_address_limit`](crate::HandlerOptions::loopback_exempt_from_address_limit));
+    /// past it `initialize` gets 429. Behind a proxy every client has the proxy's address:
+    /// raise it, or authenticate. Default 1 000.
+    pub fn max_sessions_per_address(mut self, sessions: usize) -> Self {
+        self.max_sessions_per_address = sessions;
+        self
+    }
+
+    /// Largest `capabilities` plus `clientInfo` an `initialize` may carry, in bytes of JSON
+    /// (the session record keeps them for the session's life, in the bus); past it `-32602`
+    /// with 400. Default 16 KiB.
+    pub fn max_capabilities_bytes(mut self, bytes: usize) -> Self {
+        self.max_capabilities_bytes = bytes;
+        self
+    }
+
+    /// Most resources one session may follow with `resources/subscribe` (each URI at most
+    /// [`max_uri_bytes`](crate::HandlerOptions::max_uri_bytes) long); past it `-32602` in
+    /// band. Default 1 000, as a listen's `resourceSubscriptions`.
+    pub fn max_subscriptions_per_session(mut self, subscriptions: usize) -> Self {
+        self.max_subscriptions_per_session = subscriptions;
+        self
+    }
+
     pub(crate) fn validate(&self) -> Result<(), &'static str> {
-        if self.session_ttl < Duration::from_secs(1) || self.server_request_timeout.is_zero() || self.max_streams == 0 {
+        // A keyspace refuses a TTL past `MAX_TTL`, which opening the session store would take
+        // for a bus without keyspaces and so serve the era without sessions, without a word.
+        if self.session_ttl > mcp_fleet_bus::MAX_TTL || self.server_request_timeout > mcp_fleet_bus::MAX_TTL / 2 {
+            return Err("legacy session_ttl must be at most a year, server_request_timeout at most half a year");
+        }
+        if self.session_ttl < Duration::from_secs(1)
+            || self.server_request_timeout.is_zero()
+            || self.max_streams == 0
+            || self.max_batch_messages == 0
+        {
             return Err(
-                "legacy session_ttl must be at least 1 s; server_request_timeout, max_streams and max_sessions_per_principal positive",
+                "legacy session_ttl must be at least 1 s; server_request_timeout, max_streams and max_batch_messages positive",
+            );
+        }
+        if self.max_sessions_per_principal == 0
+            || self.max_sessions_per_address == 0
+            || self.max_capabilities_bytes == 0
+            || self.max_subscriptions_per_session == 0
+        {
+            return Err(
+                "legacy max_sessions_per_principal, max_sessions_per_address, max_capabilities_bytes and max_subscriptions_per_session must be positive",
             );
         }
         Ok(())

@@ -4,7 +4,9 @@
 //! rate limit, body size).
 //!
 //! Session errors are HTTP errors, as 2025-era clients expect: a missing `Mcp-Session-Id` is 400,
-//! an unknown or ended one 404 (the client then initializes again), another principal's 403.
+//! an unknown or ended one 404 (the client then initializes again), and so is another
+//! principal's (issuer, tenant and subject are compared: a 404 does not tell a caller that a
+//! session it does not own exists).
 //! Every JSON-RPC error of a request is answered in-band with HTTP 200.
 
 use std::sync::Arc;
@@ -30,7 +32,7 @@ use crate::http::{ResponseBody, accepts_sse, error_response, http_error, json_re
 use crate::metrics::VersionLabel;
 
 /// A refusal answered before any request is served.
-type Refusal = Box<Response<ResponseBody>>;
+pub(super) type Refusal = Box<Response<ResponseBody>>;
 
 /// The session a request belongs to: its id (`None` when served without sessions) and record.
 struct Session {
@@ -62,6 +64,9 @@ impl McpHandler {
         body: Value,
     ) -> Result<Response<ResponseBody>, Refusal> {
         let version = request_version(&parts)?;
+        if let Value::Array(batch) = &body {
+            self.admit_batch(&parts, principal.as_ref(), batch.len()).await?;
+        }
         if body.get("method").and_then(Value::as_str) == Some("initialize") {
             return self.initialize(&parts, principal.as_ref(), body, version).await;
         }
@@ -132,18 +137,11 @@ impl McpHandler {
             let error = RpcError::invalid_params("params.protocolVersion must be a string").in_band();
             return Ok(error_response(Some(&id), &error));
         };
+        self.check_client_params(&params).map_err(|error| Box::new(error_response(Some(&id), &error)))?;
         let version = negotiate(requested);
-        let record = SessionRecord::new(version, &params, principal);
+        let mut record = SessionRecord::new(version, &params, principal);
         let session_id = match &self.shared.legacy.sessions {
-            Some(store) => {
-                if let Some(principal) = principal
-                    && let Err(limit) = store.admit(&principal.id).await.map_err(|e| Box::new(store_unreachable(&e)))?
-                {
-                    let error = RpcError::invalid_request(limit.to_string()).with_status(StatusCode::TOO_MANY_REQUESTS);
-                    return Err(Box::new(error_response(Some(&id), &error)));
-                }
-                Some(store.create(&record).await.map_err(|e| Box::new(store_unreachable(&e)))?)
-            }
+            Some(store) => Some(self.open_session(store, parts, principal, &mut record, &id).await?),
             None => None,
         };
         self.shared.metrics.legacy.sessions_created.inc();
@@ -244,11 +242,17 @@ impl McpHandler {
         let Some(id) = &session.id else {
             return Err(RpcError::invalid_request("Resource subscriptions need a session (this endpoint serves none)"));
         };
+        let subscribe = op == SessionOp::Subscribe;
+        self.check_subscription(&session.record, &uri, subscribe)?;
+        let most = self.shared.options.legacy.max_subscriptions_per_session;
         self.update_session(session, |r| {
-            match op {
-                SessionOp::Subscribe => r.subscriptions.insert(uri.clone()),
-                _ => r.subscriptions.remove(&uri),
-            };
+            // The limit again, on the record being written: a subscribe racing another on
+            // another replica cannot take the session past it.
+            if !subscribe {
+                r.subscriptions.remove(&uri);
+            } else if r.subscriptions.len() < most {
+                r.subscriptions.insert(uri.clone());
+            }
         })
         .await?;
         self.publish_session(Change::session(id.clone(), op, Some(uri))).await?;
@@ -327,8 +331,9 @@ impl McpHandler {
         let session = self.session_of(parts, principal, version).await?;
         let Some(id) = &session.id else { return Err(Box::new(not_allowed())) };
         let last_event_id = parts.headers.get("last-event-id").map(|v| v.to_str().unwrap_or(""));
-        let record = session.record;
-        match self.shared.legacy.streams.open(id, record.scope, record.subscriptions, last_event_id) {
+        // The tenant is the caller's (which `session_of` checked is the session's own).
+        let scope = principal.and_then(|p| p.scope.clone());
+        match self.shared.legacy.streams.open(id, scope, session.record.subscriptions, last_event_id) {
             Ok(body) => Ok(sse_response(ResponseBody::session_stream(body))),
             Err(refused @ (StreamRefused::Limit(_) | StreamRefused::Closing)) => {
                 let mut response = http_error(StatusCode::SERVICE_UNAVAILABLE, &refused.to_string());
@@ -349,8 +354,8 @@ impl McpHandler {
         let session = self.session_of(parts, principal, version).await?;
         let Some(id) = session.id.clone() else { return Err(Box::new(not_allowed())) };
         let ended = store.end(&id).await.map_err(|e| Box::new(store_unreachable(&e)))?;
-        if let (true, Some(principal)) = (ended, &session.record.principal)
-            && let Err(e) = store.release(principal).await
+        if let (true, Some(quota)) = (ended, &session.record.quota)
+            && let Err(e) = store.release(quota).await
         {
             tracing::warn!(error = %e, "a session slot was not given back; it lapses with its counter");
         }
@@ -363,8 +368,8 @@ impl McpHandler {
         Ok(status_only(StatusCode::OK))
     }
 
-    /// The session named by `Mcp-Session-Id`, or the refusal: 400 without one, 404 unknown or
-    /// ended, 403 another principal's, 503 when the store is unreachable.
+    /// The session named by `Mcp-Session-Id`, or the refusal: 400 without one, 404 unknown,
+    /// ended or another principal's, 503 when the store is unreachable.
     async fn session_of(
         &self,
         parts: &http::request::Parts,
@@ -380,17 +385,18 @@ impl McpHandler {
         };
         let id = raw.to_str().unwrap_or("").trim().to_owned();
         let record = store.load(&id).await.map_err(|e| Box::new(store_unreachable(&e)))?;
-        let Some(record) = record else {
-            self.shared.metrics.legacy.sessions_not_found.inc();
-            return Err(Box::new(http_error(
-                StatusCode::NOT_FOUND,
-                "Session not found: it ended or expired; send initialize to start a new one",
-            )));
-        };
-        if !record.belongs_to(principal) {
-            return Err(Box::new(http_error(StatusCode::FORBIDDEN, "This session belongs to another principal")));
+        // Another principal's session is answered as an unknown one: the same 404, word for
+        // word, so its existence is not confirmed to whoever holds its id.
+        match record.filter(|record| record.belongs_to(principal)) {
+            Some(record) => Ok(Session { id: Some(id), record }),
+            None => {
+                self.shared.metrics.legacy.sessions_not_found.inc();
+                Err(Box::new(http_error(
+                    StatusCode::NOT_FOUND,
+                    "Session not found: it ended or expired; send initialize to start a new one",
+                )))
+            }
         }
-        Ok(Session { id: Some(id), record })
     }
 
     fn count_version(&self, version: &str) {
@@ -411,7 +417,7 @@ fn not_allowed() -> Response<ResponseBody> {
     response
 }
 
-fn store_unreachable(error: &mcp_fleet_bus::BusError) -> Response<ResponseBody> {
+pub(super) fn store_unreachable(error: &mcp_fleet_bus::BusError) -> Response<ResponseBody> {
     let mut response =
         http_error(StatusCode::SERVICE_UNAVAILABLE, &format!("The session store is unreachable: {error}"));
     response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from_static("1"));

@@ -31,12 +31,17 @@ pub(crate) struct SessionRecord {
     /// URIs subscribed with `resources/subscribe`.
     #[serde(rename = "s", default, skip_serializing_if = "BTreeSet::is_empty")]
     pub(crate) subscriptions: BTreeSet<String>,
-    /// The principal that created the session; only it may use the session.
-    #[serde(rename = "p", default, skip_serializing_if = "Option::is_none")]
-    pub(crate) principal: Option<String>,
-    /// Its tenant scope: the GET stream hears global events and this scope's.
-    #[serde(rename = "t", default, skip_serializing_if = "Option::is_none")]
-    pub(crate) scope: Option<String>,
+    /// Who created the session — its issuer, tenant and subject together
+    /// ([`Principal::limit_key`]): only that caller may use it, as with tasks. One subject in
+    /// two tenants (per-organisation tokens of one identity) is two callers. A record of an
+    /// older release (bound by subject alone, under `p`) belongs to no one: its client gets
+    /// 404 and initializes again.
+    #[serde(rename = "o", default, skip_serializing_if = "Option::is_none")]
+    pub(crate) owner: Option<String>,
+    /// The session-quota key its slot was taken under (the owner's, or an anonymous caller's
+    /// address), given back when it is ended; `None` when it took none.
+    #[serde(rename = "q", default, skip_serializing_if = "Option::is_none")]
+    pub(crate) quota: Option<String>,
     /// When the record was last written (ms since the epoch): requests renew it past a
     /// quarter of the TTL.
     #[serde(rename = "w", default)]
@@ -52,8 +57,8 @@ impl SessionRecord {
             client_info: params.get("clientInfo").filter(|v| v.is_object()).cloned(),
             log_level: None,
             subscriptions: BTreeSet::new(),
-            principal: principal.map(|p| p.id.clone()),
-            scope: principal.and_then(|p| p.scope.clone()),
+            owner: principal.map(Principal::limit_key),
+            quota: None,
             written_ms: mcp_fleet_bus::now_ms(),
         }
     }
@@ -80,9 +85,10 @@ impl SessionRecord {
         }
     }
 
-    /// Whether `principal` may use this session: the one that created it, and no other.
+    /// Whether `principal` may use this session: the one that created it (same issuer, tenant
+    /// and subject), and no other.
     pub(crate) fn belongs_to(&self, principal: Option<&Principal>) -> bool {
-        self.principal.as_deref() == principal.map(|p| p.id.as_str())
+        self.owner == principal.map(Principal::limit_key)
     }
 }
 
@@ -104,36 +110,41 @@ const UPDATE_ATTEMPTS: usize = 16;
 #[derive(Clone)]
 pub(crate) struct SessionStore {
     keys: Arc<dyn Keyspace>,
-    /// Sessions per principal: a counter per principal, up on `initialize`, down on DELETE.
+    /// Sessions per quota key (a principal's [`Principal::limit_key`], as the session is bound,
+    /// or an anonymous caller's address): a counter per key, up on `initialize`, down on DELETE.
     /// Sessions that expire unused are not counted down; the counter itself expires one TTL
     /// after the principal's last new session, so the limit bounds the sessions a principal
     /// opens within one TTL (minus those it ended).
     counts: Arc<dyn Keyspace>,
-    max_per_principal: usize,
 }
 
-/// A principal at its limit of sessions.
+/// A caller (a principal, or an anonymous client address) at its limit of sessions.
 #[derive(Debug, thiserror::Error)]
-#[error("This principal holds its limit of {0} sessions; end one (DELETE) or retry later")]
-pub(crate) struct SessionLimit(pub(crate) usize);
+#[error("This {who} holds its limit of {limit} sessions; end one (DELETE) or retry later")]
+pub(crate) struct SessionLimit {
+    /// `principal` or `client address`.
+    pub(crate) who: &'static str,
+    pub(crate) limit: usize,
+}
 
 impl SessionStore {
-    pub(crate) fn new(keys: Arc<dyn Keyspace>, counts: Arc<dyn Keyspace>, max_per_principal: usize) -> Self {
-        SessionStore { keys, counts, max_per_principal }
+    pub(crate) fn new(keys: Arc<dyn Keyspace>, counts: Arc<dyn Keyspace>) -> Self {
+        SessionStore { keys, counts }
     }
 
-    /// Take one of `principal`'s session slots (fleet-wide); `Ok(Err(_))` at the limit.
-    pub(crate) async fn admit(&self, principal: &str) -> Result<Result<(), SessionLimit>, BusError> {
+    /// Take one of the session slots of quota key `principal` (fleet-wide), of which there are
+    /// `limit`; `Ok(Err(limit))` at the limit.
+    pub(crate) async fn admit(&self, principal: &str, limit: usize) -> Result<Result<(), usize>, BusError> {
         let key = principal_key(principal);
         let held = self.counts.increment(&key, 1).await?;
-        if held > self.max_per_principal as i64 {
+        if held > i64::try_from(limit).unwrap_or(i64::MAX) {
             self.counts.increment(&key, -1).await?;
-            return Ok(Err(SessionLimit(self.max_per_principal)));
+            return Ok(Err(limit));
         }
         Ok(Ok(()))
     }
 
-    /// Give back one of `principal`'s session slots (its session ended).
+    /// Give back one of quota key `principal`'s session slots (its session ended).
     pub(crate) async fn release(&self, principal: &str) -> Result<(), BusError> {
         let key = principal_key(principal);
         if self.counts.increment(&key, -1).await? < 0 {
@@ -242,7 +253,11 @@ mod tests {
         assert!(meta.missing_capabilities(&json!({"sampling": {}})).is_none());
         assert!(record.belongs_to(Some(&principal)));
         assert!(!record.belongs_to(Some(&Principal::new("mallory", None))));
+        assert!(!record.belongs_to(Some(&Principal::new("alice", Some("globex".into())))), "another tenant");
+        assert!(!record.belongs_to(Some(&Principal::new("alice", None))));
         assert!(!record.belongs_to(None));
+        let older = json!({"v": "2025-06-18", "p": "alice", "t": "acme"});
+        assert!(!decode(older.to_string().as_bytes()).unwrap().belongs_to(Some(&principal)), "bound by sub alone");
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! [`ListenBudget`]: what one listen may hold before it is acknowledged — a cap on each URI's
-//! length, on the subscription bytes of one stream and of one principal, and, when callers are
+//! length, on the subscription bytes (its URIs and task ids) of one stream and of one principal,
+//! and, when callers are
 //! anonymous (no authenticator), on the streams of one client address — and, optionally, that
 //! every subscribed URI names a resource of the catalog or matches one of its templates.
 //!
@@ -21,7 +22,7 @@ use std::net::IpAddr;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use http::StatusCode;
-use mcp_fleet_protocol::RpcError;
+use mcp_fleet_protocol::{RpcError, SubscriptionFilter};
 use serde_json::json;
 
 use crate::context::address_key;
@@ -98,28 +99,33 @@ impl ListenBudget {
         ListenBudget { inner: Arc::new(inner) }
     }
 
-    /// Admit a stream subscribing `uris` (deduplicated) for `opener`; `known` says whether a URI
-    /// names a resource or matches a template (asked only with `uris_must_exist`).
+    /// Count a listen refused for `refusal` and hand its `error` back.
+    pub(crate) fn refuse(&self, refusal: ListenRefusal, error: RpcError) -> RpcError {
+        self.inner.metrics.listen_refused(refusal);
+        error
+    }
+
+    /// Admit a stream with the (honoured, deduplicated) `filter` for `opener`: its URIs and its
+    /// task ids count alike against the byte budgets; `known` says whether a URI names a
+    /// resource or matches a template (asked only with `uris_must_exist`).
     pub(crate) fn admit(
         &self,
-        uris: &[String],
+        filter: &SubscriptionFilter,
         opener: Opener<'_>,
         known: impl Fn(&str) -> bool,
     ) -> Result<BudgetPermit, RpcError> {
         let limits = &self.inner.limits;
-        let refuse = |refusal: ListenRefusal, error: RpcError| {
-            self.inner.metrics.listen_refused(refusal);
-            error
-        };
+        let refuse = |refusal: ListenRefusal, error: RpcError| self.refuse(refusal, error);
+        let uris = &filter.resource_subscriptions;
         if let Some(long) = uris.iter().find(|u| u.len() > limits.max_uri_bytes) {
             let message =
                 format!("A subscribed URI is {} bytes long; the limit is {}", long.len(), limits.max_uri_bytes);
             return Err(refuse(ListenRefusal::UriTooLong, RpcError::invalid_params(message).in_band()));
         }
-        let bytes: usize = uris.iter().map(String::len).sum();
+        let bytes: usize = uris.iter().chain(&filter.task_ids).map(String::len).sum();
         if bytes > limits.max_bytes_per_stream {
             let message = format!(
-                "resourceSubscriptions hold {bytes} bytes of URIs; the limit per stream is {}",
+                "resourceSubscriptions and taskIds hold {bytes} bytes; the limit per stream is {}",
                 limits.max_bytes_per_stream
             );
             return Err(refuse(ListenRefusal::StreamBytes, RpcError::invalid_params(message).in_band()));
@@ -153,8 +159,10 @@ impl ListenBudget {
         let mut held = lock(&self.inner.bytes);
         let now = held.get(key).copied().unwrap_or(0);
         if now + bytes > limit {
-            let message =
-                format!("This principal's listen streams would hold {} bytes of URIs (limit {limit})", now + bytes);
+            let message = format!(
+                "This principal's listen streams would hold {} bytes of URIs and task ids (limit {limit})",
+                now + bytes
+            );
             return Err(RpcError::internal(message).with_status(StatusCode::TOO_MANY_REQUESTS));
         }
         held.insert(key.into(), now + bytes);
@@ -208,8 +216,15 @@ mod tests {
         ListenBudget::new(limits, Metrics::default())
     }
 
-    fn uris(n: usize, len: usize) -> Vec<String> {
-        (0..n).map(|i| format!("{i:0len$}")).collect()
+    fn uris(n: usize, len: usize) -> SubscriptionFilter {
+        SubscriptionFilter {
+            resource_subscriptions: (0..n).map(|i| format!("{i:0len$}")).collect(),
+            ..Default::default()
+        }
+    }
+
+    fn nothing() -> SubscriptionFilter {
+        SubscriptionFilter::default()
     }
 
     #[test]
@@ -234,24 +249,41 @@ mod tests {
     }
 
     #[test]
+    fn task_ids_count_like_uris_against_both_byte_budgets() {
+        let limits =
+            BudgetLimits { max_bytes_per_stream: 100, max_bytes_per_principal: 140, ..BudgetLimits::default() };
+        let b = budget(limits);
+        let tasks =
+            |n: usize| SubscriptionFilter { task_ids: (0..n).map(|i| format!("{i:032x}")).collect(), ..uris(1, 10) };
+        let refused = b.admit(&tasks(3), Opener::Anonymous(None), |_| true).unwrap_err();
+        assert!(refused.message.contains("106 bytes"), "{}", refused.message);
+        let first = b.admit(&tasks(2), Opener::Principal("p"), |_| true).unwrap();
+        let refused = b.admit(&tasks(2), Opener::Principal("p"), |_| true).unwrap_err();
+        assert_eq!(refused.status, StatusCode::TOO_MANY_REQUESTS, "74 + 74 bytes over 140");
+        drop(first);
+        assert!(b.admit(&tasks(2), Opener::Principal("p"), |_| true).is_ok());
+    }
+
+    #[test]
     fn anonymous_streams_are_counted_per_address_and_loopback_may_be_exempt() {
         let limits = BudgetLimits { max_streams_per_address: 2, ..BudgetLimits::default() };
         let b = budget(limits);
         let (a, c): (IpAddr, IpAddr) = ("10.0.0.1".parse().unwrap(), "10.0.0.2".parse().unwrap());
-        let held: Vec<_> = (0..2).map(|_| b.admit(&[], Opener::Anonymous(Some(a)), |_| true).unwrap()).collect();
+        let held: Vec<_> = (0..2).map(|_| b.admit(&nothing(), Opener::Anonymous(Some(a)), |_| true).unwrap()).collect();
         assert_eq!(
-            b.admit(&[], Opener::Anonymous(Some(a)), |_| true).unwrap_err().status,
+            b.admit(&nothing(), Opener::Anonymous(Some(a)), |_| true).unwrap_err().status,
             StatusCode::TOO_MANY_REQUESTS
         );
-        assert!(b.admit(&[], Opener::Anonymous(Some(c)), |_| true).is_ok());
+        assert!(b.admit(&nothing(), Opener::Anonymous(Some(c)), |_| true).is_ok());
         drop(held);
-        assert!(b.admit(&[], Opener::Anonymous(Some(a)), |_| true).is_ok());
+        assert!(b.admit(&nothing(), Opener::Anonymous(Some(a)), |_| true).is_ok());
         let local: IpAddr = "127.0.0.1".parse().unwrap();
-        let exempt: Vec<_> = (0..5).map(|_| b.admit(&[], Opener::Anonymous(Some(local)), |_| true)).collect();
+        let exempt: Vec<_> = (0..5).map(|_| b.admit(&nothing(), Opener::Anonymous(Some(local)), |_| true)).collect();
         assert!(exempt.iter().all(Result::is_ok));
         let strict = budget(BudgetLimits { loopback_exempt: false, ..limits });
-        let _held: Vec<_> = (0..2).map(|_| strict.admit(&[], Opener::Anonymous(Some(local)), |_| true)).collect();
-        assert!(strict.admit(&[], Opener::Anonymous(Some(local)), |_| true).is_err());
+        let _held: Vec<_> =
+            (0..2).map(|_| strict.admit(&nothing(), Opener::Anonymous(Some(local)), |_| true)).collect();
+        assert!(strict.admit(&nothing(), Opener::Anonymous(Some(local)), |_| true).is_err());
     }
 
     #[test]
@@ -268,7 +300,8 @@ mod tests {
         let open = budget(BudgetLimits::default());
         assert!(open.admit(&uris(1, 3), Opener::Anonymous(None), |_| false).is_ok());
         let strict = budget(BudgetLimits { uris_must_exist: true, ..BudgetLimits::default() });
-        let error = strict.admit(&["a".into(), "b".into()], Opener::Anonymous(None), |u| u == "a").unwrap_err();
+        let filter = SubscriptionFilter { resource_subscriptions: vec!["a".into(), "b".into()], ..nothing() };
+        let error = strict.admit(&filter, Opener::Anonymous(None), |u| u == "a").unwrap_err();
         assert_eq!(error.data, Some(json!({"unknownUris": ["b"]})));
     }
 }

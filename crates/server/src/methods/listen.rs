@@ -9,6 +9,7 @@ use super::{MethodRequest, Prepared};
 use crate::auth::{ReservedStream, stream_quota_error};
 use crate::context::ClientAddr;
 use crate::listen::Opener;
+use crate::metrics::ListenRefusal;
 
 /// Everything listen-related is supported: the capabilities advertise all of it (task ids when
 /// the tasks extension is on).
@@ -29,6 +30,14 @@ pub(super) fn open(req: &MethodRequest<'_>) -> Result<Prepared, RpcError> {
     if !filter.task_ids.is_empty() && !declares_tasks(&req.meta) {
         return Err(RpcError::missing_capability(required_capability()));
     }
+    // Only ids this server could have minted are followed: anything else names no task, and
+    // an id of any length would be held (twice) for as long as the stream lives.
+    if let Some(at) = filter.task_ids.iter().position(|id| !crate::tasks::is_task_id(id)) {
+        let message =
+            format!("params.notifications.taskIds[{at}] is not a task id of this server (32 lowercase hex digits)");
+        let error = RpcError::invalid_params(message).in_band();
+        return Err(router.budget().refuse(ListenRefusal::BadTaskId, error));
+    }
     let principal = req.ctx.principal.as_ref();
     let key = principal.map(crate::Principal::limit_key);
     let opener = match &key {
@@ -39,7 +48,7 @@ pub(super) fn open(req: &MethodRequest<'_>) -> Result<Prepared, RpcError> {
     let known = |uri: &str| {
         catalog.resources.get(uri).is_some() || catalog.templates.enabled().any(|t| t.pattern.matches(uri).is_some())
     };
-    let budget = router.budget().admit(&filter.resource_subscriptions, opener, known)?;
+    let budget = router.budget().admit(&filter, opener, known)?;
     // Without an authenticator there is no one to tell apart: the node's cap and the address
     // budget are the only ones. In fleet mode the service reserved the slot already.
     let reserved = req.ctx.parts.extensions.get::<ReservedStream>().and_then(ReservedStream::take);

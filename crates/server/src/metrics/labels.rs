@@ -17,6 +17,8 @@ pub(crate) enum ListenRefusal {
     PrincipalLimit,
     /// A subscribed URI longer than `max_uri_bytes`.
     UriTooLong,
+    /// A followed task id that is not one this server could have minted.
+    BadTaskId,
     /// A subscribed URI naming nothing (`listen_uris_must_exist`).
     UnknownUri,
     /// The stream's `max_subscription_bytes_per_stream`.
@@ -29,11 +31,12 @@ pub(crate) enum ListenRefusal {
 
 impl ListenRefusal {
     /// Every reason, for the series known in advance.
-    pub(super) const ALL: [ListenRefusal; 8] = [
+    pub(super) const ALL: [ListenRefusal; 9] = [
         ListenRefusal::Deaf,
         ListenRefusal::NodeLimit,
         ListenRefusal::PrincipalLimit,
         ListenRefusal::UriTooLong,
+        ListenRefusal::BadTaskId,
         ListenRefusal::UnknownUri,
         ListenRefusal::StreamBytes,
         ListenRefusal::PrincipalBytes,
@@ -47,6 +50,7 @@ impl ListenRefusal {
             ListenRefusal::NodeLimit => "node_limit",
             ListenRefusal::PrincipalLimit => "principal_limit",
             ListenRefusal::UriTooLong => "uri_too_long",
+            ListenRefusal::BadTaskId => "bad_task_id",
             ListenRefusal::UnknownUri => "unknown_uri",
             ListenRefusal::StreamBytes => "stream_bytes",
             ListenRefusal::PrincipalBytes => "principal_bytes",

@@ -14,7 +14,7 @@ pub(crate) struct LegacyMetrics {
     pub(crate) sessions_created: Counter,
     /// Sessions ended by DELETE on this node.
     pub(crate) sessions_ended: Counter,
-    /// Requests naming an unknown or ended session (answered 404).
+    /// Requests naming an unknown or ended session, or another principal's (answered 404).
     pub(crate) sessions_not_found: Counter,
     /// Open GET streams.
     pub(crate) streams_open: Gauge,

@@ -150,7 +150,7 @@ fn register_legacy(registry: &mut Registry, l: &LegacyMetrics) {
     );
     registry.register(
         "legacy_sessions_not_found",
-        "Requests naming an unknown or ended session (404)",
+        "Requests naming an unknown or ended session, or another principal's (404)",
         l.sessions_not_found.clone(),
     );
     registry.register("legacy_streams_open", "Open 2025-era GET streams", l.streams_open.clone());

@@ -35,7 +35,7 @@ pub use options::TaskOptions;
 
 pub(crate) use follow::{TaskSignal, TaskSignals};
 pub(crate) use link::{Phase, TaskLink};
-pub(crate) use record::{TaskRecord, binding, new_task_id};
+pub(crate) use record::{TaskRecord, binding, is_task_id, new_task_id};
 pub(crate) use running::{Bells, Registered};
 pub(crate) use shared::{Orphaned, TaskParts, Tasks, now_ms};
 

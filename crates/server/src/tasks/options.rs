@@ -24,6 +24,9 @@ pub struct TaskOptions {
     pub(crate) max_tasks_per_principal: usize,
 }
 
+/// How long an expired task stays readable as expired (at most; a TTL's worth when shorter).
+pub(crate) const EXPIRED_GRACE: Duration = Duration::from_secs(60);
+
 impl Default for TaskOptions {
     fn default() -> Self {
         TaskOptions {
@@ -47,7 +50,8 @@ impl TaskOptions {
     }
 
     /// A task's time to live from its creation (`ttlMs`): the store forgets it after this, and
-    /// a task still running then fails. Default 1 h.
+    /// a task still running then fails. At most a year minus a minute (the store keeps an
+    /// expired task a minute more, and nothing past a year). Default 1 h.
     pub fn ttl(mut self, ttl: Duration) -> Self {
         self.ttl = ttl;
         self
@@ -89,10 +93,21 @@ impl TaskOptions {
         self
     }
 
+    /// How long the store keeps a task's record: its TTL, then a grace period in which readers
+    /// are told the task expired rather than that it never existed.
+    pub(crate) fn kept_for(&self) -> Duration {
+        self.ttl + self.ttl.min(EXPIRED_GRACE)
+    }
+
     /// Refuse settings no handler can run with.
     pub(crate) fn validate(&self) -> Result<(), &'static str> {
-        if self.ttl < Duration::from_secs(1) || self.ttl > mcp_fleet_bus::MAX_TTL {
-            return Err("tasks.ttl must be from 1 s to a year");
+        // The store must be able to keep a record that long: a keyspace refuses a TTL past
+        // `MAX_TTL`, which opening the store would take for a bus without keyspaces and so
+        // turn the extension off without a word.
+        if self.ttl < Duration::from_secs(1) || self.kept_for() > mcp_fleet_bus::MAX_TTL {
+            return Err(
+                "tasks.ttl must be from 1 s to a year minus a minute (an expired task stays readable a minute more)",
+            );
         }
         if self.poll_interval.is_zero() || self.status_interval.is_zero() {
             return Err("tasks.poll_interval and tasks.status_interval must be positive");

@@ -34,9 +34,6 @@ use crate::fleet::FleetWatch;
 use crate::listen::ListenRouter;
 use crate::metrics::Metrics;
 
-/// How long an expired task stays readable as expired (at most; a TTL's worth when shorter).
-const EXPIRED_GRACE: Duration = Duration::from_secs(60);
-
 /// How long a membership snapshot or an incarnation read is reused by liveness checks.
 const LIVENESS_CACHE: Duration = Duration::from_millis(250);
 
@@ -127,10 +124,7 @@ impl Tasks {
         if !options.enabled {
             return Ok(None);
         }
-        // Records outlive their TTL by a grace period, in which readers are told the task
-        // expired rather than that it never existed.
-        let keep = options.ttl + options.ttl.min(EXPIRED_GRACE);
-        let records = match parts.bus.keyspace("tasks", keep).await {
+        let records = match parts.bus.keyspace("tasks", options.kept_for()).await {
             Ok(keys) => keys,
             Err(BusError::Config(why)) => {
                 tracing::warn!(%why, "the tasks extension is off: the bus has no keyspace for the task store");

@@ -43,6 +43,18 @@ async fn a_refused_request_costs_nothing() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn a_batch_takes_a_token_per_message_or_none() {
+    let limits = limited(1.0, 5);
+    assert!(limits.check_requests(Some("a"), 3).is_ok());
+    let RetryAfter(wait) = limits.check_requests(Some("a"), 3).unwrap_err();
+    assert_eq!(wait, Duration::from_secs(1), "two tokens left, one more to wait for");
+    assert!(limits.check_requests(Some("a"), 2).is_ok(), "the refused batch took nothing");
+    tokio::time::advance(Duration::from_secs(60)).await;
+    let RetryAfter(wait) = limits.check_requests(Some("a"), 20).unwrap_err();
+    assert_eq!(wait, Duration::ZERO, "more than the burst never fits");
+}
+
+#[tokio::test(start_paused = true)]
 async fn principals_have_their_own_buckets_and_anonymous_callers_share_one() {
     let limits = limited(1.0, 1);
     assert!(limits.check_request(Some("alice")).is_ok());
