@@ -109,7 +109,7 @@
 //! | 16 | `http` | the hyper service, the accept loop, the HTTP/1.1 direct path |
 //!
 //! Still running up, to be removed (each named here until it is gone): `context -> tasks`,
-//! `options -> legacy`, `legacy -> endpoint`,
+//! `legacy -> endpoint`,
 //! `legacy -> http`.
 
 mod audit;
@@ -152,10 +152,9 @@ pub use fleet::{BuildCount, CatalogAnnouncePolicy, CatalogRevisions, FleetMember
 pub use http::{ResponseBody, serve_http, shutdown_signal};
 pub use identity::{EXECUTION_KEY, ExecutionIdentity, IMAGE_ENV, POD_UID_ENV};
 pub use intercept::{CallAnswer, CallInterceptor, Next, ResultCache, ToolInvocation};
-pub use legacy::LegacyOptions;
 pub use listen::BusHealthState;
 pub use notify::Notifier;
-pub use options::{HandlerOptions, ResponseMode};
+pub use options::{HandlerOptions, LegacyOptions, ResponseMode};
 pub use outcome::{InputRequired, Outcome};
 pub use tasks::{TaskHandle, TaskOptions};
 

@@ -26,13 +26,10 @@ mod call;
 mod calls;
 mod event_id;
 mod history;
-mod options;
 mod post;
 mod relay;
 mod session;
 mod stream;
-
-pub use options::LegacyOptions;
 
 pub(crate) use call::ChannelBody;
 pub(crate) use relay::Relay;
@@ -42,6 +39,8 @@ pub(crate) use stream::{SessionStreamBody, SessionStreams};
 use std::sync::Arc;
 
 use mcp_fleet_bus::{BusError, ServerEventBus};
+
+use crate::options::LegacyOptions;
 
 /// The 2025 era's shared state of one handler.
 pub(crate) struct Legacy {

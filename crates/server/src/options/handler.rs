@@ -7,13 +7,13 @@ use std::time::Duration;
 
 use mcp_fleet_bus::ServerEventBus;
 
+use super::LegacyOptions;
 #[cfg(feature = "oauth")]
 use crate::auth::BearerAuthenticator;
 use crate::auth::{Authenticator, LimitScope, PrincipalLimits, ProtectedResourceMetadata, Rate};
 use crate::error::ServerError;
 use crate::fleet::CatalogAnnouncePolicy;
 use crate::identity::ExecutionIdentity;
-use crate::legacy::LegacyOptions;
 use crate::listen::ListenLimits;
 use crate::tasks::TaskOptions;
 
@@ -209,179 +209,9 @@ impl HandlerOptions {
         self
     }
 
-    /// Largest accepted request body; larger gets 413. Default 4 MiB.
-    pub fn max_body_bytes(mut self, bytes: usize) -> Self {
-        self.max_body_bytes = bytes;
-        self
-    }
-
-    /// Open listen streams on this node; past it a listen gets `-32603` before the ack.
-    /// Default 10 000.
-    pub fn max_streams(mut self, streams: usize) -> Self {
-        self.listen.max_streams = streams;
-        self
-    }
-
-    /// URIs in one listen's `resourceSubscriptions` (and task ids in its `taskIds`); past it
-    /// `-32602`. Default 1 000.
-    pub fn max_uris_per_listen(mut self, uris: usize) -> Self {
-        self.listen.max_uris_per_listen = uris;
-        self
-    }
-
-    /// Longest URI a listen may subscribe to, in bytes; past it `-32602` (in band) before the
-    /// ack. Default 2 048 (the de facto URL limit of browsers and CDNs).
-    pub fn max_uri_bytes(mut self, bytes: usize) -> Self {
-        self.listen.budget.max_uri_bytes = bytes;
-        self
-    }
-
-    /// Bytes of URIs and task ids one listen stream may follow (the router holds each for the
-    /// stream's life); past it `-32602` (in band) before the ack. Default 128 KiB (1 000 URIs
-    /// of 128 B). A task id that is not of this server's format is `-32602` too.
-    pub fn max_subscription_bytes_per_stream(mut self, bytes: usize) -> Self {
-        self.listen.budget.max_bytes_per_stream = bytes;
-        self
-    }
-
-    /// Bytes of URIs and task ids all listen streams of one authenticated principal may hold on
-    /// this node;
-    /// past it 429 with `-32603` before the ack. Default 4 MiB.
-    pub fn max_subscription_bytes_per_principal(mut self, bytes: usize) -> Self {
-        self.listen.budget.max_bytes_per_principal = bytes;
-        self
-    }
-
-    /// Listen streams one client address may hold on this node when callers are anonymous (no
-    /// authenticator; IPv6 counted by /64); past it 429 with `-32603` before the ack. Behind a
-    /// proxy every client has the proxy's address: raise it, or authenticate. Default 1 000.
-    pub fn max_streams_per_address(mut self, streams: usize) -> Self {
-        self.listen.budget.max_streams_per_address = streams;
-        self
-    }
-
-    /// Whether loopback peers (a sidecar proxy, a local load test) are exempt from
-    /// [`max_streams_per_address`](Self::max_streams_per_address) and from the 2025 era's
-    /// [`LegacyOptions::max_sessions_per_address`]. Default `true`.
-    pub fn loopback_exempt_from_address_limit(mut self, exempt: bool) -> Self {
-        self.listen.budget.loopback_exempt = exempt;
-        self
-    }
-
-    /// Refuse (`-32602` in band, `data.unknownUris`) a listen subscribing to a URI that names no
-    /// resource of the catalog and matches none of its templates. Default `false`: clients may
-    /// subscribe to resources that appear later.
-    pub fn listen_uris_must_exist(mut self, required: bool) -> Self {
-        self.listen.budget.uris_must_exist = required;
-        self
-    }
-
-    /// Interval of `: keepalive` comments on idle listen streams; zero disables. Default 15 s.
-    pub fn keepalive(mut self, every: Duration) -> Self {
-        self.listen.keepalive = every;
-        self
-    }
-
-    /// Close each listen stream gracefully (completion result, then end) after about this long,
-    /// ±10 % so reconnects spread out; clients reconnect through the load balancer, which
-    /// rebalances streams onto replicas added since. Checked every keepalive interval (or 15 s
-    /// when keepalives are off). Default `None`: streams live until the client or a shutdown
-    /// ends them.
-    pub fn max_stream_lifetime(mut self, lifetime: Option<Duration>) -> Self {
-        self.listen.max_lifetime = lifetime;
-        self
-    }
-
-    /// Allowed `Origin` hostnames (port-agnostic); a request with another `Origin` gets 403, one
-    /// without passes. Default: `localhost`, `127.0.0.1`, `[::1]`.
-    pub fn allowed_origins<S: Into<String>>(mut self, hosts: impl IntoIterator<Item = S>) -> Self {
-        self.allowed_origins = Some(hosts.into_iter().map(Into::into).collect());
-        self
-    }
-
-    /// Accept any `Origin` (for servers not reachable from browsers, or behind a gateway that
-    /// checks it).
-    pub fn allow_any_origin(mut self) -> Self {
-        self.allowed_origins = None;
-        self
-    }
-
-    /// Allowed `Host` (or HTTP/2 `:authority`) hostnames; another gets 403. Default: any.
-    pub fn allowed_hosts<S: Into<String>>(mut self, hosts: impl IntoIterator<Item = S>) -> Self {
-        self.allowed_hosts = Some(hosts.into_iter().map(Into::into).collect());
-        self
-    }
-
-    /// Authenticate every request (see [`Authenticator`]). Default: none, everyone is anonymous.
-    pub fn authenticator(mut self, authenticator: impl Authenticator) -> Self {
-        self.authenticator = Some(Arc::new(authenticator));
-        self
-    }
-
-    /// Make this endpoint an OAuth 2.1 resource server: every request needs a bearer token
-    /// `bearer` accepts (401/403 with `WWW-Authenticate` otherwise), and the RFC 9728
-    /// protected-resource metadata derived from its configuration is served at
-    /// `/.well-known/oauth-protected-resource` and its path-suffixed form. Replaces any
-    /// [`authenticator`](Self::authenticator).
-    ///
-    /// ```
-    /// use mcp_fleet_server::HandlerOptions;
-    /// use mcp_fleet_server::auth::{BearerAuthenticator, BearerConfig};
-    /// let mut config = BearerConfig::new("https://auth.example.com", "https://mcp.example.com/mcp")?;
-    /// config.tenant_claim = Some("org_id".into());
-    /// let options = HandlerOptions::default().bearer_auth(BearerAuthenticator::new(config)?)?;
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    #[cfg(feature = "oauth")]
-    pub fn bearer_auth(mut self, bearer: BearerAuthenticator) -> Result<Self, crate::auth::BearerConfigError> {
-        self.protected_resource = Some(bearer.config().metadata()?);
-        self.authenticator = Some(Arc::new(bearer.clone()));
-        self.bearer = Some(bearer);
-        Ok(self)
-    }
-
-    /// Serve this RFC 9728 document at `/.well-known/oauth-protected-resource` and its
-    /// path-suffixed form (GET, before any Origin check or authentication), for servers that
-    /// authenticate with their own [`authenticator`](Self::authenticator).
-    /// `bearer_auth` (feature `oauth`) sets it. Default: none (those paths get 404).
-    pub fn protected_resource(mut self, metadata: ProtectedResourceMetadata) -> Self {
-        self.protected_resource = Some(metadata);
-        self
-    }
-
-    /// Open listen streams one authenticated principal may hold on this node; past it a listen
-    /// gets 429 with `-32603`. Callers without a principal (no authenticator) are bounded by
-    /// [`max_streams`](Self::max_streams) only. Per replica. Default 100.
-    pub fn max_streams_per_principal(mut self, streams: usize) -> Self {
-        self.max_streams_per_principal = streams;
-        self
-    }
-
-    /// Requests per principal on this node (a token bucket; callers without a principal share
-    /// one); past it 429 with `Retry-After`. Per replica. Default: no limit.
-    pub fn rate_per_principal(mut self, rate: Option<Rate>) -> Self {
-        self.rate_per_principal = rate;
-        self
-    }
-
-    /// Where [`max_streams_per_principal`](Self::max_streams_per_principal) and
-    /// [`rate_per_principal`](Self::rate_per_principal) are counted: on each replica (no round
-    /// trip; N replicas admit N times as much), or across the fleet through the bus's keyspace
-    /// (see [`LimitScope::Fleet`] for the cost). Default [`LimitScope::Replica`].
-    pub fn limit_scope(mut self, scope: LimitScope) -> Self {
-        self.limit_scope = scope;
-        self
-    }
-
     /// JSON or SSE per call. Default [`ResponseMode::Auto`].
     pub fn response_mode(mut self, mode: ResponseMode) -> Self {
         self.response_mode = mode;
-        self
-    }
-
-    /// How long `shutdown()` waits for connections to drain. Default 10 s.
-    pub fn shutdown_deadline(mut self, deadline: Duration) -> Self {
-        self.shutdown_deadline = deadline;
         self
     }
 
@@ -424,37 +254,6 @@ impl HandlerOptions {
     /// Default 30 s.
     pub fn bus_down_grace(mut self, grace: Duration) -> Self {
         self.bus_down_grace = grace;
-        self
-    }
-
-    /// Concurrent streams (requests and listen streams) per HTTP/2 connection. Default 200.
-    pub fn http2_max_concurrent_streams(mut self, streams: u32) -> Self {
-        self.http2_max_concurrent_streams = streams;
-        self
-    }
-
-    /// How long a client may take to send its request headers, then its body (each); past it
-    /// the connection is closed (headers) or the request gets 408 (body). Default 30 s.
-    pub fn request_read_timeout(mut self, timeout: Duration) -> Self {
-        self.request_read_timeout = timeout;
-        self
-    }
-
-    /// Write HTTP/1.1 listen streams outside hyper, straight to their sockets (see
-    /// [`McpHandler::serve`](crate::McpHandler::serve)): a connection whose first request is a
-    /// `subscriptions/listen` then costs no per-connection buffers and no task wake-up per
-    /// delivery. `false` leaves every connection to hyper (as an embedding in another server
-    /// does anyway). Default `true`.
-    pub fn direct_http1_listen_streams(mut self, on: bool) -> Self {
-        self.direct_http1_listen = on;
-        self
-    }
-
-    /// Close connections whose peer stopped acknowledging data for this long (a vanished
-    /// client would otherwise hold its listen slot until the kernel gives up, ~15 min): sets
-    /// TCP keepalive and `TCP_USER_TIMEOUT`, and HTTP/2 pings. Default 60 s; `None` disables.
-    pub fn dead_peer_timeout(mut self, timeout: Option<Duration>) -> Self {
-        self.dead_peer_timeout = timeout;
         self
     }
 
