@@ -86,6 +86,23 @@ pub struct RequestContext {
     pub parts: Arc<http::request::Parts>,
 }
 
+/// The task a call may become, as its context reaches it. The tasks module implements it (its
+/// `TaskLink`), so the context names nothing of the tasks module above it.
+pub(crate) trait CallTask: Send + Sync + std::fmt::Debug {
+    /// Whether the call may become a task at all (the tool allows it, the client declared it).
+    fn allowed(&self) -> bool;
+    /// Become a task now (`detached`: its handle, not the handler's answer, ends it); the
+    /// task's id once it exists.
+    fn become_task(&self, detached: bool) -> futures_util::future::BoxFuture<'_, Option<String>>;
+    /// The task's id, once the call is one.
+    fn task_id(&self) -> Option<String>;
+    /// A progress report: once the call is a task it becomes the task's status message
+    /// (`true`); before, it is the request's own notification (`false`).
+    fn report(&self, progress: f64, total: Option<f64>, message: Option<&str>) -> bool;
+    /// The task store, for a handle on the task.
+    fn control(&self) -> Arc<dyn crate::task_handle::TaskControl>;
+}
+
 /// Request-scoped notifications waiting to be written (already encoded JSON-RPC messages).
 pub(crate) type NotificationSender = mpsc::Sender<Vec<u8>>;
 /// The receiving end, read by the response that carries them.
@@ -106,7 +123,7 @@ pub struct CallContext {
     pub request_state: Option<Value>,
     pub(crate) notifications: Option<NotificationSender>,
     /// The task this call may become (the tasks extension), when it may become one.
-    pub(crate) task: Option<Arc<crate::tasks::TaskLink>>,
+    pub(crate) task: Option<Arc<dyn CallTask>>,
     /// The handler's drain signal, for [`CallContext::cancelled`].
     pub(crate) shutdown: Option<crate::shutdown::Shutdown>,
 }
@@ -199,14 +216,14 @@ impl CallContext {
     /// [`run_as_task`](Self::run_as_task), but the task ends only through the returned handle
     /// (or a cancel, or its TTL), on any replica — this handler's own answer is then ignored.
     /// `-32603` when the call cannot become a task.
-    pub async fn detach_task(&self) -> Result<crate::TaskHandle, mcp_fleet_protocol::RpcError> {
-        let link = self.task.as_ref().filter(|l| l.allowed);
+    pub async fn detach_task(&self) -> Result<crate::task_handle::TaskHandle, mcp_fleet_protocol::RpcError> {
+        let link = self.task.as_ref().filter(|l| l.allowed());
         let id = match link {
             Some(link) => link.become_task(true).await,
             None => None,
         };
         match (link, id) {
-            (Some(link), Some(id)) => Ok(crate::TaskHandle::new(link.tasks.clone(), id)),
+            (Some(link), Some(id)) => Ok(crate::task_handle::TaskHandle::new(link.control(), id)),
             _ => Err(mcp_fleet_protocol::RpcError::internal(
                 "This call cannot become a task: its tool does not support tasks, or the client did not declare the \
                  io.modelcontextprotocol/tasks extension",

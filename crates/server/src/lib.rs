@@ -92,24 +92,24 @@
 //! | layer | modules | what they are |
 //! |---|---|---|
 //! | 1 | `error`, `outcome`, `shutdown`, `identity`, `trace` | the error type, what handlers return, the drain signal, which code answers, spans |
-//! | 2 | `extensions`, `context`, `request_state` | what discover advertises; who calls, with what request; the signed `requestState` codec |
-//! | 3 | `metrics` | the node's series |
-//! | 4 | `auth`, `audit` | authentication and limits; the record of every call |
-//! | 5 | `listen` | the bus consumer, the router and the listen streams |
-//! | 6 | `fleet` | membership and converged catalogs |
-//! | 7 | `notify` | how a change travels (locally, through the outbox) |
-//! | 8 | `catalog` | the server definition and its catalog |
-//! | 9 | `typed`, `intercept`, `factory` | typed entries; hooks around calls; the server per request |
-//! | 10 | `tasks` | the tasks extension's store, runners and followers |
-//! | 11 | `options` | every option of a handler |
-//! | 12 | `services` | what serving a request may use of its handler, as one narrow reference |
-//! | 13 | `methods` | the 2026-07-28 methods and their dispatch |
-//! | 14 | `legacy` | the 2025 era: sessions, the GET stream, relayed requests |
-//! | 15 | `endpoint` | `McpHandler`: building it, its shared state, its drain |
-//! | 16 | `http` | the hyper service, the accept loop, the HTTP/1.1 direct path |
+//! | 2 | `extensions`, `request_state`, `task_handle` | what discover advertises; the signed `requestState` codec; a task's handle and the store it asks |
+//! | 3 | `context` | who calls, with what request, and what the call may reach |
+//! | 4 | `metrics` | the node's series |
+//! | 5 | `auth`, `audit` | authentication and limits; the record of every call |
+//! | 6 | `listen` | the bus consumer, the router and the listen streams |
+//! | 7 | `fleet` | membership and converged catalogs |
+//! | 8 | `notify` | how a change travels (locally, through the outbox) |
+//! | 9 | `catalog` | the server definition and its catalog |
+//! | 10 | `typed`, `intercept`, `factory` | typed entries; hooks around calls; the server per request |
+//! | 11 | `tasks` | the tasks extension's store, runners and followers |
+//! | 12 | `options` | every option of a handler |
+//! | 13 | `services` | what serving a request may use of its handler, as one narrow reference |
+//! | 14 | `methods` | the 2026-07-28 methods and their dispatch |
+//! | 15 | `legacy` | the 2025 era: sessions, the GET stream, relayed requests |
+//! | 16 | `endpoint` | `McpHandler`: building it, its shared state, its drain |
+//! | 17 | `http` | the hyper service, the accept loop, the HTTP/1.1 direct path |
 //!
-//! Still running up, to be removed (each named here until it is gone): `context -> tasks`,
-//! `legacy -> endpoint`,
+//! Still running up, to be removed (each named here until it is gone): `legacy -> endpoint`,
 //! `legacy -> http`.
 
 mod audit;
@@ -134,6 +134,7 @@ mod outcome;
 mod request_state;
 mod services;
 mod shutdown;
+mod task_handle;
 mod tasks;
 pub mod trace;
 pub mod typed;
@@ -156,7 +157,8 @@ pub use listen::BusHealthState;
 pub use notify::Notifier;
 pub use options::{HandlerOptions, LegacyOptions, ResponseMode};
 pub use outcome::{InputRequired, Outcome};
-pub use tasks::{TaskHandle, TaskOptions};
+pub use task_handle::TaskHandle;
+pub use tasks::TaskOptions;
 
 /// Registers the `#[tool]`, `#[prompt]` and `#[resource(template = "…")]` methods of an `impl`
 /// block as typed entries (feature `macros`, on by default).

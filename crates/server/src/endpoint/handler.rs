@@ -29,7 +29,8 @@ use crate::options::HandlerOptions;
 use crate::request_state::StateCodec;
 use crate::services::Services;
 use crate::shutdown::{CutNames, ShutdownTrigger};
-use crate::tasks::{TaskHandle, TaskParts, TaskSignals, Tasks};
+use crate::task_handle::TaskHandle;
+use crate::tasks::{TaskParts, TaskSignals, Tasks};
 
 /// Shared state of one handler: the [`Services`] every request may use (reached through
 /// `Deref`), and what only the endpoint and the 2025 era use beside them.

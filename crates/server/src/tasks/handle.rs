@@ -1,94 +1,47 @@
-//! [`TaskHandle`]: one task of the fleet, for work that lives outside the handler — an external
-//! job that a webhook or a poller completes later, on any replica. A handler creates one with
-//! [`CallContext::detach_task`](crate::CallContext::detach_task) (the call answers with the
-//! task at once); anyone holding the id gets one from [`McpHandler::task`].
-//!
-//! A detached task has no runner, so no replica's death fails it: it ends when its handle
-//! completes or fails it, when the client cancels it (read [`TaskHandle::is_cancelled`] to stop
-//! the external work), or when its TTL passes.
+//! The fleet's task store behind a [`TaskHandle`](crate::TaskHandle): `Tasks` answers the
+//! handle's [`TaskControl`] — status, status message, completion, failure — on any replica.
 
-use std::sync::Arc;
-
+use futures_util::FutureExt as _;
+use futures_util::future::BoxFuture;
 use mcp_fleet_protocol::RpcError;
 use mcp_fleet_protocol::tasks::TaskStatus;
 use mcp_fleet_protocol::types::CallToolResult;
 
+use super::record::TaskRecord;
 use super::shared::{Tasks, now_ms};
 use crate::error::ServerError;
+use crate::task_handle::TaskControl;
 
-/// A handle on one task (cheap to clone; see the module docs).
-///
-/// ```no_run
-/// use mcp_fleet_server::{McpHandler, McpServer, TaskSupport, types::{CallToolResult, Tool}};
-/// # async fn run(server: McpServer, handler: McpHandler) -> Result<(), Box<dyn std::error::Error>> {
-/// let render = server.tool(Tool::new("render", "Renders a video"), |call| async move {
-///     let task = call.ctx.detach_task().await?;   // the client gets the task now
-///     // submit_job(task.id()) …                   // the job system calls back later
-///     Ok(CallToolResult::text(format!("submitted as {}", task.id())))
-/// });
-/// render.task_support(TaskSupport::Required).await?;
-/// // Later, in the job system's webhook, on whichever replica receives it:
-/// if let Some(task) = handler.task("0123456789abcdef0123456789abcdef") {
-///     task.complete(CallToolResult::text("https://cdn.example.com/video.mp4")).await?;
-/// }
-/// # Ok(()) }
-/// ```
-#[derive(Clone)]
-pub struct TaskHandle {
-    tasks: Arc<Tasks>,
-    id: String,
-}
-
-impl std::fmt::Debug for TaskHandle {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("TaskHandle").field("id", &self.id).finish()
-    }
-}
-
-impl TaskHandle {
-    pub(crate) fn new(tasks: Arc<Tasks>, id: String) -> Self {
-        TaskHandle { tasks, id }
+impl TaskControl for Tasks {
+    fn status<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Option<TaskStatus>, ServerError>> {
+        async move { Ok(self.store.load(id).await?.map(|r| r.status)) }.boxed()
     }
 
-    /// The task's id (what the client polls; give it to the external job as its reference).
-    pub fn id(&self) -> &str {
-        &self.id
+    fn set_status_message<'a>(&'a self, id: &'a str, message: String) -> BoxFuture<'a, Result<bool, ServerError>> {
+        self.apply(id, move |t| t.set_message(message.clone(), now_ms())).boxed()
     }
 
-    /// The task's status; `None` once the store forgot it (its TTL passed).
-    pub async fn status(&self) -> Result<Option<TaskStatus>, ServerError> {
-        Ok(self.tasks.store.load(&self.id).await?.map(|r| r.status))
-    }
-
-    /// Whether the client cancelled the task (stop the external work then).
-    pub async fn is_cancelled(&self) -> Result<bool, ServerError> {
-        Ok(self.status().await? == Some(TaskStatus::Cancelled))
-    }
-
-    /// Set the task's status message (what a client polling it reads); `false` once it ended.
-    pub async fn set_status_message(&self, message: impl Into<String>) -> Result<bool, ServerError> {
-        let message = message.into();
-        self.apply(|t| t.set_message(message.clone(), now_ms())).await
-    }
-
-    /// Complete the task with `result` (`isError` results too); `false` when it had already
-    /// ended (cancelled, say) — the result is then dropped.
-    pub async fn complete(&self, result: CallToolResult) -> Result<bool, ServerError> {
-        match self.tasks.stored_result(result) {
-            Ok(value) => self.apply(|t| t.complete(value.clone(), now_ms())).await,
-            Err(error) => self.fail(error).await,
+    fn complete<'a>(&'a self, id: &'a str, result: CallToolResult) -> BoxFuture<'a, Result<bool, ServerError>> {
+        async move {
+            match self.stored_result(result) {
+                Ok(value) => self.apply(id, |t| t.complete(value.clone(), now_ms())).await,
+                Err(error) => self.apply(id, |t| t.fail(&error, now_ms())).await,
+            }
         }
+        .boxed()
     }
 
-    /// Fail the task with the JSON-RPC `error`; `false` when it had already ended.
-    pub async fn fail(&self, error: RpcError) -> Result<bool, ServerError> {
-        self.apply(|t| t.fail(&error, now_ms())).await
+    fn fail<'a>(&'a self, id: &'a str, error: RpcError) -> BoxFuture<'a, Result<bool, ServerError>> {
+        self.apply(id, move |t| t.fail(&error, now_ms())).boxed()
     }
+}
 
-    async fn apply(&self, change: impl FnMut(&mut super::record::TaskRecord) -> bool) -> Result<bool, ServerError> {
-        match self.tasks.change(&self.id, change).await? {
+impl Tasks {
+    /// Change task `id` with `change`: whether it changed; `NotFound` once the store forgot it.
+    async fn apply(&self, id: &str, change: impl FnMut(&mut TaskRecord) -> bool) -> Result<bool, ServerError> {
+        match self.change(id, change).await? {
             Some(updated) => Ok(updated.changed),
-            None => Err(ServerError::NotFound(self.id.clone())),
+            None => Err(ServerError::NotFound(id.to_owned())),
         }
     }
 }

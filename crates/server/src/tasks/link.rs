@@ -112,3 +112,26 @@ impl TaskLink {
         self.status.lock().unwrap_or_else(PoisonError::into_inner).take()
     }
 }
+
+impl crate::context::CallTask for TaskLink {
+    fn allowed(&self) -> bool {
+        self.allowed
+    }
+
+    fn become_task(&self, detached: bool) -> futures_util::future::BoxFuture<'_, Option<String>> {
+        use futures_util::FutureExt as _;
+        TaskLink::become_task(self, detached).boxed()
+    }
+
+    fn task_id(&self) -> Option<String> {
+        TaskLink::task_id(self)
+    }
+
+    fn report(&self, progress: f64, total: Option<f64>, message: Option<&str>) -> bool {
+        TaskLink::report(self, progress, total, message)
+    }
+
+    fn control(&self) -> Arc<dyn crate::task_handle::TaskControl> {
+        self.tasks.clone()
+    }
+}

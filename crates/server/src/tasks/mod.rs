@@ -30,7 +30,6 @@ mod running;
 mod shared;
 mod store;
 
-pub use handle::TaskHandle;
 pub use options::TaskOptions;
 
 pub(crate) use follow::{TaskSignal, TaskSignals};
