@@ -7,7 +7,10 @@
 //!   configured root (`FilesRoot`); the check is repeated at every read, so a symlink swapped
 //!   in later is refused too;
 //! - **environment**: `${VAR}` may only name variables of the [`EnvAllowlist`], by default
-//!   those starting `MCP_CATALOG_`; any other is an error before its value is even looked up.
+//!   those starting `MCP_CATALOG_`; any other is an error before its value is even looked up;
+//! - **addresses**: `http` tools may not connect to link-local and cloud metadata addresses
+//!   (the instance's credentials live there) unless `allow_link_local` says so; enforced at
+//!   call time, before any connection (`egress`).
 //!
 //! Both are load errors with the position of the offending key, like every other problem.
 
@@ -17,13 +20,14 @@ use std::path::{Component, Path, PathBuf};
 use crate::error::Problem;
 
 /// What a catalog file may reach. The default: files in its own folder, variables named
-/// `MCP_CATALOG_*`.
+/// `MCP_CATALOG_*`, no link-local or cloud metadata address.
 ///
 /// ```
 /// use mcp_fleet_catalog_file::{Confinement, EnvAllowlist};
 /// let confinement = Confinement {
 ///     files_root: Some("/etc/mcp".into()),
 ///     env: EnvAllowlist::default().widen(["ORDERS_TOKEN", "PAYMENTS_*"]),
+///     allow_link_local: false,
 /// };
 /// assert!(confinement.env.allows("PAYMENTS_KEY") && confinement.env.allows("MCP_CATALOG_X"));
 /// assert!(!confinement.env.allows("MCP_FLEET_BUS"));
@@ -34,6 +38,10 @@ pub struct Confinement {
     pub files_root: Option<PathBuf>,
     /// The variables `${VAR}` may read.
     pub env: EnvAllowlist,
+    /// Let `http` tools reach link-local addresses (169.254.0.0/16, fe80::/10) and the cloud
+    /// metadata endpoints (169.254.169.254, fd00:ec2::254, 100.100.100.200,
+    /// metadata.google.internal). Off: refused before any connection, after DNS resolution.
+    pub allow_link_local: bool,
 }
 
 /// Which environment variables a catalog may read: exact names, and `PREFIX*` patterns.

@@ -30,12 +30,11 @@ impl NodeCatalog {
             return Ok(NodeCatalog { server: demo::demo_server(), reloader: None });
         };
         let server = McpServer::builder("mcp-fleet", env!("CARGO_PKG_VERSION")).build();
-        // What the file may reach: --catalog-files-root, MCP_CATALOG_* plus --catalog-env-allow.
-        let confinement = Confinement {
-            files_root: config.catalog_files_root.clone(),
-            env: EnvAllowlist::default().widen(&config.catalog_env_allow),
+        let options = ReloadOptions {
+            poll_interval: config.catalog_poll(),
+            confinement: confinement(config),
+            ..ReloadOptions::default()
         };
-        let options = ReloadOptions { poll_interval: config.catalog_poll(), confinement, ..ReloadOptions::default() };
         let reloader = CatalogReloader::try_new(server.clone(), path, options)?;
         reloader.reload_now().await?;
         Ok(NodeCatalog { server, reloader: Some(reloader) })
@@ -58,6 +57,16 @@ impl NodeCatalog {
     /// The reload counters, with a catalog file.
     pub(crate) fn stats(&self) -> Option<Arc<ReloadStats>> {
         self.reloader.as_ref().map(CatalogReloader::stats)
+    }
+}
+
+/// What the catalog file may reach: --catalog-files-root, MCP_CATALOG_* plus
+/// --catalog-env-allow, link-local addresses only with --catalog-http-allow-link-local.
+fn confinement(config: &Config) -> Confinement {
+    Confinement {
+        files_root: config.catalog_files_root.clone(),
+        env: EnvAllowlist::default().widen(&config.catalog_env_allow),
+        allow_link_local: config.catalog_http_allow_link_local,
     }
 }
 

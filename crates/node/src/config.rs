@@ -179,6 +179,13 @@ pub(crate) struct Config {
     #[arg(long, env = "MCP_FLEET_CATALOG_FILES_ROOT")]
     pub(crate) catalog_files_root: Option<PathBuf>,
 
+    /// Let the catalog's `http` tools reach link-local addresses and the cloud metadata
+    /// endpoints (169.254.0.0/16, fe80::/10, fd00:ec2::254, 100.100.100.200,
+    /// metadata.google.internal), which hand out the instance's credentials. Off: refused
+    /// before any connection, after DNS resolution.
+    #[arg(long, env = "MCP_FLEET_CATALOG_HTTP_ALLOW_LINK_LOCAL")]
+    pub(crate) catalog_http_allow_link_local: bool,
+
     /// More environment variables a catalog's `${VAR}` may read, comma-separated names or
     /// `PREFIX_*` patterns, besides MCP_CATALOG_* (which are always allowed); a file naming
     /// any other is refused.
