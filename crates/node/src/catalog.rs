@@ -70,6 +70,28 @@ fn confinement(config: &Config) -> Confinement {
     }
 }
 
+/// Refuse a catalog whose files root (--catalog-files-root, else the catalog file's folder)
+/// holds one of the node's secret files: any caller could read it as a `file` resource.
+/// `Err` names the file and what to change.
+pub(crate) fn check_files_root(config: &Config) -> Result<(), String> {
+    let Some(catalog) = &config.catalog else { return Ok(()) };
+    let confinement = confinement(config);
+    let secrets = [
+        ("--admin-token-file", &config.admin_token_file),
+        ("--request-state-key-file", &config.request_state_key_file),
+    ];
+    for (flag, file) in secrets {
+        if let Some(file) = file.as_deref().filter(|file| confinement.reaches(catalog, file)) {
+            return Err(format!(
+                "the catalog's files root holds the {flag} {}: a catalog `file` resource could serve it; \
+                 point --catalog-files-root (or --catalog) at a folder without secrets",
+                file.display()
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// The tasks following the catalog file; dropping it stops them.
 pub(crate) struct Following(Vec<JoinHandle<()>>);
 

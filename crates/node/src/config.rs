@@ -175,7 +175,8 @@ pub(crate) struct Config {
     pub(crate) catalog: Option<PathBuf>,
 
     /// The folder a catalog's `file` resources must resolve into (symlinks followed); a file
-    /// naming anything outside is refused (default: the catalog file's own folder).
+    /// naming anything outside is refused (default: the catalog file's own folder). The node
+    /// refuses to start if it holds --admin-token-file or --request-state-key-file.
     #[arg(long, env = "MCP_FLEET_CATALOG_FILES_ROOT")]
     pub(crate) catalog_files_root: Option<PathBuf>,
 
