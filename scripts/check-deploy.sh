@@ -222,6 +222,8 @@ security_defaults() {
         -f "$chart/ci/existing-secrets-values.yaml" --show-only templates/deployment.yaml
     check_render "bus.existingSecret: the chart makes no bus Secret" no "templates/secret-bus.yaml" \
         -f "$chart/ci/existing-secrets-values.yaml"
+    check_render "catalog.filesRoot beside a Secret mount renders" yes "value: \"/srv/docs\"" \
+        -f "$chart/ci/catalog-existing-configmap-values.yaml"
     check_notes "NOTES show the bus URL redacted" "Bus: rediss://***@redis:6380/0 (from Secret" --set bus.url="$bus_pass"
     check_notes "NOTES never show the bus password" '!SECRET-bus-pass' --set bus.url="$bus_pass"
 }
