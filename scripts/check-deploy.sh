@@ -15,7 +15,8 @@
 #   4b. the security defaults (README, Security): the default render has the NetworkPolicy and
 #      an admin token; adminToken.enabled=false says MCP_FLEET_ADMIN_INSECURE explicitly
 #      (the node refuses a tokenless admin port beyond loopback otherwise); the bus URL
-#      reaches the node through a Secret and NOTES show it without its password;
+#      reaches the node through a Secret and NOTES show it without its password; egress is
+#      default-deny with DNS, the bus's ports and networkPolicy.egress.rules allowed;
 #   4c. the Grafana dashboard ConfigMap: not rendered by default, and when enabled labelled
 #      for the sidecar and carrying exactly deploy/grafana/mcp-fleet.json;
 #   5. the custom resources kubernetes-validate has no schema for (ServiceMonitor,
@@ -222,6 +223,15 @@ security_defaults() {
         -f "$chart/ci/existing-secrets-values.yaml" --show-only templates/deployment.yaml
     check_render "bus.existingSecret: the chart makes no bus Secret" no "templates/secret-bus.yaml" \
         -f "$chart/ci/existing-secrets-values.yaml"
+    check_render "the default NetworkPolicy denies egress" yes "    - Egress" \
+        --show-only templates/networkpolicy.yaml
+    check_render "the default egress allows DNS" yes "k8s-app: kube-dns" --show-only templates/networkpolicy.yaml
+    check_render "the default egress allows the bus port from bus.url" yes "        - port: 6380" \
+        --set bus.url=rediss://:pw@redis:6380/0 --show-only templates/networkpolicy.yaml
+    check_render "networkPolicy.egress.rules reach the policy" yes "kubernetes.io/metadata.name: orders" \
+        -f "$chart/ci/autoscaling-networkpolicy-monitoring-values.yaml" --show-only templates/networkpolicy.yaml
+    check_render "networkPolicy.egress.enabled=false leaves egress open" no "    - Egress" \
+        --set networkPolicy.egress.enabled=false --show-only templates/networkpolicy.yaml
     check_render "catalog.filesRoot beside a Secret mount renders" yes "value: \"/srv/docs\"" \
         -f "$chart/ci/catalog-existing-configmap-values.yaml"
     check_notes "NOTES show the bus URL redacted" "Bus: rediss://***@redis:6380/0 (from Secret" --set bus.url="$bus_pass"

@@ -94,7 +94,7 @@ def main():
 
     checks.append(("PodDisruptionBudget spec", *spec_without("PodDisruptionBudget", "selector")))
     checks.append(("HorizontalPodAutoscaler spec", *spec_without("HorizontalPodAutoscaler", "scaleTargetRef")))
-    checks.append(("NetworkPolicy ingress and policyTypes", *spec_without("NetworkPolicy", "podSelector")))
+    checks.append(("NetworkPolicy ingress, egress and policyTypes", *spec_without("NetworkPolicy", "podSelector")))
     checks.append(("ServiceAccount automountServiceAccountToken",
                    chart["ServiceAccount"].get("automountServiceAccountToken"),
                    plain["ServiceAccount"].get("automountServiceAccountToken")))

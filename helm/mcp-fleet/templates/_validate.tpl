@@ -35,6 +35,11 @@ Each one has a case in ../ci-invalid/ that scripts/check-deploy.sh expects to fa
 {{- if and $bus.nats.enabled (not $bus.nats.servers) }}
 {{- fail "bus.nats.enabled needs bus.nats.servers (host:port list)" }}
 {{- end }}
+{{- with .Values.networkPolicy }}
+{{- if and .enabled .egress.enabled $bus.existingSecret (not .egress.bus.ports) }}
+{{- fail "networkPolicy.egress.enabled with bus.existingSecret needs networkPolicy.egress.bus.ports (the chart cannot read the URL in the Secret), or networkPolicy.egress.enabled=false" }}
+{{- end }}
+{{- end }}
 {{- if not (or $bus.existingSecret $bus.redisSentinel.enabled $bus.nats.enabled $bus.url) }}
 {{- fail "set bus.url, bus.existingSecret, bus.redisSentinel or bus.nats" }}
 {{- end }}
