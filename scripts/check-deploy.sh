@@ -14,7 +14,9 @@
 #      HPA, NetworkPolicy, …: check-deploy/compare_defaults.py);
 #   4b. the security defaults (README, Security): the default render has the NetworkPolicy and
 #      an admin token; adminToken.enabled=false says MCP_FLEET_ADMIN_INSECURE explicitly
-#      (the node refuses a tokenless admin port beyond loopback otherwise);
+#      (the node refuses a tokenless admin port beyond loopback otherwise); the bus URL
+#      reaches the node through a Secret and NOTES show it without its password; egress is
+#      default-deny with DNS, the bus's ports and networkPolicy.egress.rules allowed;
 #   4c. the Grafana dashboard ConfigMap: not rendered by default, and when enabled labelled
 #      for the sidecar and carrying exactly deploy/grafana/mcp-fleet.json;
 #   5. the custom resources kubernetes-validate has no schema for (ServiceMonitor,
@@ -211,6 +213,43 @@ security_defaults() {
         --set ingress.enabled=true --set auth.allowAnonymous=true
     check_render "catalog.envAllow reaches the node" yes 'value: "ORDERS_TOKEN,PAYMENTS_*"' \
         -f "$chart/ci/catalog-configmap-values.yaml"
+    # The bus URL may carry a password: the Deployment takes it from a Secret, NOTES redacts it.
+    local bus_pass='rediss://app:SECRET-bus-pass@redis:6380/0'
+    check_render "bus.url reaches the node through the chart's Secret" yes "name: mcp-mcp-fleet-bus" \
+        --set bus.url="$bus_pass" --show-only templates/deployment.yaml
+    check_render "bus.url with a password stays out of the Deployment" no "SECRET-bus-pass" \
+        --set bus.url="$bus_pass" --show-only templates/deployment.yaml
+    check_render "bus.existingSecret is referenced" yes "name: mcp-fleet-bus" \
+        -f "$chart/ci/existing-secrets-values.yaml" --show-only templates/deployment.yaml
+    check_render "bus.existingSecret: the chart makes no bus Secret" no "templates/secret-bus.yaml" \
+        -f "$chart/ci/existing-secrets-values.yaml"
+    check_render "the default NetworkPolicy denies egress" yes "    - Egress" \
+        --show-only templates/networkpolicy.yaml
+    check_render "the default egress allows DNS" yes "k8s-app: kube-dns" --show-only templates/networkpolicy.yaml
+    check_render "the default egress allows the bus port from bus.url" yes "        - port: 6380" \
+        --set bus.url=rediss://:pw@redis:6380/0 --show-only templates/networkpolicy.yaml
+    check_render "networkPolicy.egress.rules reach the policy" yes "kubernetes.io/metadata.name: orders" \
+        -f "$chart/ci/autoscaling-networkpolicy-monitoring-values.yaml" --show-only templates/networkpolicy.yaml
+    check_render "networkPolicy.egress.enabled=false leaves egress open" no "    - Egress" \
+        --set networkPolicy.egress.enabled=false --show-only templates/networkpolicy.yaml
+    check_render "catalog.filesRoot beside a Secret mount renders" yes "value: \"/srv/docs\"" \
+        -f "$chart/ci/catalog-existing-configmap-values.yaml"
+    check_notes "NOTES show the bus URL redacted" "Bus: rediss://***@redis:6380/0 (from Secret" --set bus.url="$bus_pass"
+    check_notes "NOTES never show the bus password" '!SECRET-bus-pass' --set bus.url="$bus_pass"
+}
+
+# $1 = what, $2 = text NOTES must contain (or, with a leading "!", must not), then helm flags.
+check_notes() {
+    local what=$1 text=$2 out; shift 2
+    if ! out=$("$helm" install mcp "$chart" -n mcp --dry-run=client --hide-secret "$@" 2>&1); then
+        not_ok "$what: the dry-run failed"; echo "$out" | sed 's/^/       /'; return
+    fi
+    out=$(sed -n '/^NOTES:/,$p' <<<"$out")
+    if [ "${text:0:1}" = "!" ]; then
+        if grep -qF -- "${text:1}" <<<"$out"; then not_ok "$what"; else ok "$what"; fi
+    elif grep -qF -- "$text" <<<"$out"; then ok "$what"
+    else not_ok "$what"; echo "$out" | sed 's/^/       /'
+    fi
 }
 
 # The Grafana dashboard ConfigMap: absent by default; when enabled, labelled for the sidecar

@@ -14,6 +14,7 @@ NetworkPolicy rules. Names and labels are allowed to differ (the chart's carry t
 Prints one line per comparison and `RESULT passed=N failed=M`; exit status 1 on a mismatch.
 """
 
+import base64
 import glob
 import os
 import sys
@@ -22,14 +23,35 @@ import yaml
 
 
 def load_all(paths):
-    """Every document in paths, by kind (the first of each kind wins)."""
-    by_kind = {}
+    """Every document in paths, by kind (the first of each kind wins), and the Secrets by name."""
+    by_kind, secrets = {}, {}
     for path in paths:
         with open(path) as f:
             for doc in yaml.safe_load_all(f):
                 if doc:
                     by_kind.setdefault(doc["kind"], doc)
-    return by_kind
+                    if doc["kind"] == "Secret":
+                        secrets[doc["metadata"]["name"]] = doc
+    return by_kind, secrets
+
+
+def resolve_secret_refs(env, secrets):
+    """env with each secretKeyRef to a Secret in `secrets` replaced by its decoded value: the
+    chart passes the bus URL through its own Secret, the manifests inline the password-less
+    try-it-out URL; what the node receives must be the same."""
+    out = {}
+    for name, value in env.items():
+        ref = value.get("secretKeyRef") if isinstance(value, dict) else None
+        if ref and ref["name"] in secrets:
+            data = secrets[ref["name"]].get("data", {})
+            value = base64.b64decode(data[ref["key"]]).decode() if ref["key"] in data else value
+        out[name] = value
+    return out
+
+
+def without_checksums(annotations):
+    """Pod annotations minus checksum/* (the chart's rollout triggers)."""
+    return {k: v for k, v in (annotations or {}).items() if not k.startswith("checksum/")} or None
 
 
 def container(deployment):
@@ -42,13 +64,13 @@ def env_map(deployment):
 
 def main():
     chart_dir, plain_dir = sys.argv[1], sys.argv[2]
-    chart = load_all(glob.glob(os.path.join(chart_dir, "**", "*.yaml"), recursive=True))
-    plain = load_all(sorted(glob.glob(os.path.join(plain_dir, "*.yaml")))
-                     + [os.path.join(plain_dir, "autoscaling", "hpa.yaml")])
+    chart, chart_secrets = load_all(glob.glob(os.path.join(chart_dir, "**", "*.yaml"), recursive=True))
+    plain, _ = load_all(sorted(glob.glob(os.path.join(plain_dir, "*.yaml")))
+                        + [os.path.join(plain_dir, "autoscaling", "hpa.yaml")])
     checks = []
 
     cd, pd = chart["Deployment"], plain["Deployment"]
-    chart_env, plain_env = env_map(cd), env_map(pd)
+    chart_env, plain_env = resolve_secret_refs(env_map(cd), chart_secrets), env_map(pd)
     for name in sorted(set(chart_env) | set(plain_env)):
         checks.append(("env " + name, chart_env.get(name, "(unset)"), plain_env.get(name, "(unset)")))
     for field in ("startupProbe", "livenessProbe", "readinessProbe", "lifecycle", "ports",
@@ -63,15 +85,16 @@ def main():
                for c in d["spec"]["template"]["spec"].get("topologySpreadConstraints", [])] for d in (cd, pd)]
     checks.append(("pod topologySpreadConstraints (without selectors)", *spread))
     checks.append(("Deployment strategy", cd["spec"]["strategy"], pd["spec"]["strategy"]))
-    checks.append(("pod annotations", cd["spec"]["template"]["metadata"].get("annotations"),
-                   pd["spec"]["template"]["metadata"].get("annotations")))
+    checks.append(("pod annotations (without checksum/*)",
+                   without_checksums(cd["spec"]["template"]["metadata"].get("annotations")),
+                   without_checksums(pd["spec"]["template"]["metadata"].get("annotations"))))
 
     def spec_without(kind, *drop):
         return [{k: v for k, v in d["spec"].items() if k not in drop} for d in (chart[kind], plain[kind])]
 
     checks.append(("PodDisruptionBudget spec", *spec_without("PodDisruptionBudget", "selector")))
     checks.append(("HorizontalPodAutoscaler spec", *spec_without("HorizontalPodAutoscaler", "scaleTargetRef")))
-    checks.append(("NetworkPolicy ingress and policyTypes", *spec_without("NetworkPolicy", "podSelector")))
+    checks.append(("NetworkPolicy ingress, egress and policyTypes", *spec_without("NetworkPolicy", "podSelector")))
     checks.append(("ServiceAccount automountServiceAccountToken",
                    chart["ServiceAccount"].get("automountServiceAccountToken"),
                    plain["ServiceAccount"].get("automountServiceAccountToken")))

@@ -100,7 +100,7 @@ pub async fn apply(server: &McpServer, catalog: &Catalog) -> Result<Applied, Cat
         ToolAnswer::Http(target) => Some(target.as_ref()),
         ToolAnswer::Text(_) => None,
     });
-    let clients = http_tool::Clients::for_targets(targets)?;
+    let clients = http_tool::Clients::for_targets(targets, &catalog.addresses)?;
     server
         .batch(|edit| {
             let applied = changes(edit, catalog);

@@ -13,6 +13,7 @@ use reqwest::header::{HeaderMap, HeaderName};
 use serde_json::{Map, Value};
 
 use crate::confine::{Confinement, FilesRoot};
+use crate::egress::AddressPolicy;
 use crate::env::process_env;
 use crate::error::{CatalogError, ItemRef, Location};
 use crate::format::Redirects;
@@ -42,6 +43,8 @@ pub struct Catalog {
     pub(crate) resources: Vec<ResourceEntry>,
     pub(crate) templates: Vec<TemplateEntry>,
     pub(crate) prompts: Vec<PromptEntry>,
+    /// What its `http` tools may not connect to (from the [`Confinement`]).
+    pub(crate) addresses: AddressPolicy,
 }
 
 /// A tool, how it answers, and the scopes its callers need.
@@ -192,7 +195,9 @@ impl Catalog {
         let raw = parse_file(text, format, &file)?;
         let files = FilesRoot::new(confinement.files_root.as_deref(), origin.parent().unwrap_or(Path::new("")));
         let cx = Context { files: &files, env, allow: &confinement.env };
-        validate(raw, &cx).map_err(|invalid| positioned(*invalid, text, format, file))
+        let mut catalog = validate(raw, &cx).map_err(|invalid| positioned(*invalid, text, format, file))?;
+        catalog.addresses = AddressPolicy::new(confinement.allow_link_local);
+        Ok(catalog)
     }
 
     /// The tools' definitions, in file order.

@@ -7,7 +7,10 @@
 //!   configured root (`FilesRoot`); the check is repeated at every read, so a symlink swapped
 //!   in later is refused too;
 //! - **environment**: `${VAR}` may only name variables of the [`EnvAllowlist`], by default
-//!   those starting `MCP_CATALOG_`; any other is an error before its value is even looked up.
+//!   those starting `MCP_CATALOG_`; any other is an error before its value is even looked up;
+//! - **addresses**: `http` tools may not connect to link-local and cloud metadata addresses
+//!   (the instance's credentials live there) unless `allow_link_local` says so; enforced at
+//!   call time, before any connection (`egress`).
 //!
 //! Both are load errors with the position of the offending key, like every other problem.
 
@@ -17,13 +20,14 @@ use std::path::{Component, Path, PathBuf};
 use crate::error::Problem;
 
 /// What a catalog file may reach. The default: files in its own folder, variables named
-/// `MCP_CATALOG_*`.
+/// `MCP_CATALOG_*`, no link-local or cloud metadata address.
 ///
 /// ```
 /// use mcp_fleet_catalog_file::{Confinement, EnvAllowlist};
 /// let confinement = Confinement {
 ///     files_root: Some("/etc/mcp".into()),
 ///     env: EnvAllowlist::default().widen(["ORDERS_TOKEN", "PAYMENTS_*"]),
+///     allow_link_local: false,
 /// };
 /// assert!(confinement.env.allows("PAYMENTS_KEY") && confinement.env.allows("MCP_CATALOG_X"));
 /// assert!(!confinement.env.allows("MCP_FLEET_BUS"));
@@ -34,6 +38,27 @@ pub struct Confinement {
     pub files_root: Option<PathBuf>,
     /// The variables `${VAR}` may read.
     pub env: EnvAllowlist,
+    /// Let `http` tools reach link-local addresses (169.254.0.0/16, fe80::/10) and the cloud
+    /// metadata endpoints (169.254.169.254, fd00:ec2::254, 100.100.100.200,
+    /// metadata.google.internal). Off: refused before any connection, after DNS resolution.
+    pub allow_link_local: bool,
+}
+
+impl Confinement {
+    /// Whether `file` is inside the folder the `file` resources of the catalog at `catalog` may
+    /// read (or is that folder), lexically or once symlinks are followed: a secret there could
+    /// be served to any caller, so a node refuses to start that way.
+    ///
+    /// ```
+    /// use mcp_fleet_catalog_file::Confinement;
+    /// let confinement = Confinement { files_root: Some("/etc/mcp".into()), ..Confinement::default() };
+    /// assert!(confinement.reaches("/etc/mcp/catalog/c.toml".as_ref(), "/etc/mcp/admin-token/token".as_ref()));
+    /// assert!(!Confinement::default().reaches("/etc/mcp/catalog/c.toml".as_ref(), "/etc/mcp/admin-token/token".as_ref()));
+    /// ```
+    pub fn reaches(&self, catalog: &Path, file: &Path) -> bool {
+        let files = FilesRoot::new(self.files_root.as_deref(), catalog.parent().unwrap_or(Path::new("")));
+        absolute(file).starts_with(&files.root) || files.check_real(file).is_ok()
+    }
 }
 
 /// Which environment variables a catalog may read: exact names, and `PREFIX*` patterns.
@@ -166,6 +191,30 @@ mod tests {
         assert_eq!(wider.resolve(Path::new("../x")).unwrap(), Path::new("/nonexistent/x"), "relative to the catalog");
         let narrower = FilesRoot::new(Some(Path::new("/nonexistent/catalog/docs")), Path::new("/nonexistent/catalog"));
         assert!(narrower.resolve(Path::new("docs/a.md")).is_ok() && narrower.resolve(Path::new("a.md")).is_err());
+    }
+
+    #[test]
+    fn a_file_is_reached_lexically_or_through_symlinks() {
+        let root = |root: &str| Confinement { files_root: Some(root.into()), ..Confinement::default() };
+        let catalog = Path::new("/etc/mcp/catalog/c.toml");
+        let token = Path::new("/etc/mcp/admin-token/token");
+        assert!(root("/etc/mcp").reaches(catalog, token) && root("/etc/mcp/admin-token/").reaches(catalog, token));
+        assert!(root("/").reaches(catalog, token));
+        assert!(Confinement::default().reaches(catalog, Path::new("/etc/mcp/catalog/../catalog/token")));
+        assert!(
+            !root("/etc/mcp/admin-tokens").reaches(catalog, token) && !Confinement::default().reaches(catalog, token)
+        );
+        // A Secret mount (token -> ..data/token, ..data -> ..2026_12_04/) under a symlinked root.
+        let dir = tempfile::tempdir().expect("tempdir");
+        let dir = dir.path();
+        std::fs::create_dir_all(dir.join("secret/..2026_12_04")).expect("dirs");
+        std::fs::write(dir.join("secret/..2026_12_04/token"), "t").expect("write");
+        std::os::unix::fs::symlink("..2026_12_04", dir.join("secret/..data")).expect("symlink");
+        std::os::unix::fs::symlink("..data/token", dir.join("secret/token")).expect("symlink");
+        std::os::unix::fs::symlink(dir.join("secret"), dir.join("files")).expect("symlink");
+        let files = root(dir.join("files").to_str().expect("utf-8"));
+        assert!(files.reaches(&dir.join("elsewhere/c.toml"), &dir.join("secret/token")), "through the root's symlink");
+        assert!(!root(dir.join("elsewhere").to_str().expect("utf-8")).reaches(catalog, &dir.join("secret/token")));
     }
 
     #[test]

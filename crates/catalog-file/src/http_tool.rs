@@ -16,8 +16,13 @@
 //!
 //! The caller's identity travels only in the headers `forward_identity` names: the
 //! principal's subject and tenant, absent when the call has no principal.
+//!
+//! Addresses: link-local and cloud metadata addresses are refused before any connection, on
+//! the URL's host and on every address its name resolves to (`egress`), unless the
+//! [`Confinement`](crate::Confinement) allows them.
 
 use std::error::Error as _;
+use std::sync::Arc;
 
 use mcp_fleet_server::Principal;
 use mcp_fleet_server::bus::redact::redact_url;
@@ -28,6 +33,7 @@ use reqwest::redirect::Policy;
 use serde_json::{Map, Value};
 
 use crate::catalog::{HttpTarget, IdentityHeaders};
+use crate::egress::{AddressPolicy, GuardedResolver};
 use crate::error::CatalogError;
 use crate::format::Redirects;
 
@@ -41,32 +47,45 @@ pub(crate) const MAX_RESPONSE_BYTES: usize = 1024 * 1024;
 /// How much of a failed response's body the error message quotes.
 const ERROR_BODY_CHARS: usize = 512;
 
+/// A client and the addresses it refuses (its resolver enforces them on resolved names;
+/// [`forward`] on the URL's literal host).
+#[derive(Clone)]
+pub(crate) struct GuardedClient {
+    client: Client,
+    policy: Arc<AddressPolicy>,
+}
+
 /// One client per redirect policy a catalog's `http` tools use: shared connection pools.
 /// Timeouts are set per request, from each tool's `timeout_ms`.
 #[derive(Clone, Default)]
 pub(crate) struct Clients {
-    no_redirects: Option<Client>,
-    same_origin: Option<Client>,
+    no_redirects: Option<GuardedClient>,
+    same_origin: Option<GuardedClient>,
 }
 
 impl Clients {
-    /// The clients the `targets` need (none for none).
-    pub(crate) fn for_targets<'a>(targets: impl Iterator<Item = &'a HttpTarget>) -> Result<Clients, CatalogError> {
+    /// The clients the `targets` need (none for none), refusing what `policy` refuses.
+    pub(crate) fn for_targets<'a>(
+        targets: impl Iterator<Item = &'a HttpTarget>,
+        policy: &AddressPolicy,
+    ) -> Result<Clients, CatalogError> {
         let mut clients = Clients::default();
+        let policy = Arc::new(policy.clone());
         for target in targets {
             let slot = match target.redirects {
                 Redirects::None => &mut clients.no_redirects,
                 Redirects::SameOrigin => &mut clients.same_origin,
             };
             if slot.is_none() {
-                *slot = Some(client(target.redirects)?);
+                let client = client(target.redirects, &policy)?;
+                *slot = Some(GuardedClient { client, policy: Arc::clone(&policy) });
             }
         }
         Ok(clients)
     }
 
     /// The client for `target`, if [`for_targets`](Self::for_targets) saw it.
-    pub(crate) fn get(&self, target: &HttpTarget) -> Option<&Client> {
+    pub(crate) fn get(&self, target: &HttpTarget) -> Option<&GuardedClient> {
         match target.redirects {
             Redirects::None => self.no_redirects.as_ref(),
             Redirects::SameOrigin => self.same_origin.as_ref(),
@@ -74,7 +93,8 @@ impl Clients {
     }
 }
 
-fn client(redirects: Redirects) -> Result<Client, CatalogError> {
+fn client(redirects: Redirects, policy: &Arc<AddressPolicy>) -> Result<Client, CatalogError> {
+    let addresses = policy;
     let policy = match redirects {
         Redirects::None => Policy::none(),
         Redirects::SameOrigin => Policy::custom(|attempt| {
@@ -91,6 +111,8 @@ fn client(redirects: Redirects) -> Result<Client, CatalogError> {
     Client::builder()
         .user_agent(concat!("mcp-fleet/", env!("CARGO_PKG_VERSION")))
         .redirect(policy)
+        // Every connection, a followed redirect's included, resolves through the guard.
+        .dns_resolver(Arc::new(GuardedResolver::new(Arc::clone(addresses))))
         .build()
         .map_err(|e| CatalogError::HttpClient(chain(&e)))
 }
@@ -98,7 +120,7 @@ fn client(redirects: Redirects) -> Result<Client, CatalogError> {
 /// Call `target` for the tool `tool` with `arguments` on behalf of `caller`; every failure is
 /// an `isError` result.
 pub(crate) async fn forward(
-    client: &Client,
+    client: &GuardedClient,
     target: &HttpTarget,
     tool: &str,
     arguments: Map<String, Value>,
@@ -130,11 +152,13 @@ fn identity_headers(identity: &IdentityHeaders, caller: Option<&Principal>) -> R
 
 /// The request and its answer; `Err` is the message of an execution error.
 async fn exchange(
-    client: &Client,
+    GuardedClient { client, policy }: &GuardedClient,
     target: &HttpTarget,
     arguments: Map<String, Value>,
     caller: Option<&Principal>,
 ) -> Result<CallToolResult, String> {
+    // An IP literal never reaches the resolver: checked here, before any connection.
+    policy.check_url(&target.url).map_err(|refused| format!("cannot reach the endpoint: {refused}"))?;
     let body = Value::Object(arguments).to_string();
     let mut response = client
         .post(target.url.clone())
@@ -202,4 +226,48 @@ fn chain(e: &reqwest::Error) -> String {
         source = cause.source();
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use std::net::IpAddr;
+    use std::time::Duration;
+
+    use super::*;
+
+    /// A target at `url` (no redirects, no headers).
+    fn target(url: &str) -> HttpTarget {
+        HttpTarget {
+            url: url.parse().expect("a URL"),
+            timeout: Duration::from_secs(5),
+            headers: HeaderMap::new(),
+            redirects: Redirects::None,
+            identity: IdentityHeaders::default(),
+        }
+    }
+
+    #[tokio::test]
+    async fn a_refused_address_is_refused_after_resolution_and_for_literals_before_connecting() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let port = listener.local_addr().expect("addr").port();
+        let loopback: [(IpAddr, u8); 2] = [(IpAddr::from([127, 0, 0, 0]), 8), ("::1".parse().expect("v6"), 128)];
+        let policy = AddressPolicy::refusing(&loopback);
+        // A name (through the resolver) and a literal (checked on the URL).
+        for url in [format!("http://localhost:{port}/"), format!("http://127.0.0.1:{port}/")] {
+            let target = target(&url);
+            let clients = Clients::for_targets(std::iter::once(&target), &policy).expect("clients");
+            let client = clients.get(&target).expect("a client");
+            let result = forward(client, &target, "t", Map::new(), None).await;
+            assert!(result.is_error, "{url}: {result:?}");
+            assert!(format!("{:?}", result.content).contains("may not reach"), "{url}: {result:?}");
+            let accepted = tokio::time::timeout(Duration::from_millis(200), listener.accept()).await;
+            assert!(accepted.is_err(), "{url}: nothing may connect to the listener");
+        }
+        // The same listener, allowed: the refusal above was the policy, not the address.
+        let target = target(&format!("http://localhost:{port}/"));
+        let clients = Clients::for_targets(std::iter::once(&target), &AddressPolicy::default()).expect("clients");
+        let call = forward(clients.get(&target).expect("a client"), &target, "t", Map::new(), None);
+        let (_, accepted) = tokio::join!(call, tokio::time::timeout(Duration::from_secs(5), listener.accept()));
+        assert!(accepted.is_ok(), "the default policy lets loopback through");
+    }
 }

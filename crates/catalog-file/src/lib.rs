@@ -97,11 +97,13 @@
 //! Inside: `format` (the file's serde structs), `parse` (text → structs, positions),
 //! `validate/` (structs → [`Catalog`]), `confine` (what a file may reach), `template` and
 //! `env` (the two small languages),
-//! `apply` and `http_tool` (the handlers), `reload/` (reloader, watcher, signal, stats).
+//! `apply` and `http_tool` (the handlers), `egress` (the addresses `http` tools may not
+//! reach), `reload/` (reloader, watcher, signal, stats).
 
 mod apply;
 mod catalog;
 mod confine;
+mod egress;
 mod env;
 mod error;
 mod format;

@@ -190,3 +190,31 @@ async fn required_scopes_hide_and_refuse_the_tool_to_callers_without_them() {
     apply(&server, &catalog).await.unwrap();
     assert_eq!(rpc_as(&h, &reader, "tools/call", Some("delete"), call).await["httpStatus"], 403);
 }
+
+#[tokio::test]
+async fn cloud_metadata_and_link_local_addresses_are_refused_before_any_connection() {
+    // No server anywhere: the refusal must come before a connection is even attempted (a
+    // connection to these addresses would time out here, after timeout_ms, with another message).
+    let urls = [
+        "http://169.254.169.254/latest/meta-data/iam/security-credentials/",
+        "http://[fd00:ec2::254]/latest/api/token",
+        "http://100.100.100.200/latest/meta-data/",
+        "http://metadata.google.internal/computeMetadata/v1/",
+        "http://[::ffff:169.254.169.254]/",
+        "http://[fe80::1]:8080/",
+    ];
+    let tables: Vec<(String, String)> = urls
+        .iter()
+        .enumerate()
+        .map(|(i, url)| (format!("t{i}"), format!("url = \"{url}\"\ntimeout_ms = 60000")))
+        .collect();
+    let tables: Vec<(&str, String)> = tables.iter().map(|(n, t)| (n.as_str(), t.clone())).collect();
+    let h = tools(&tables, HandlerOptions::default()).await;
+    for (i, url) in urls.iter().enumerate() {
+        let started = std::time::Instant::now();
+        let result = call_tool(&h, &format!("t{i}"), json!({})).await;
+        assert_eq!(result["isError"], true, "{url}: {result}");
+        assert!(first_text(&result).contains("http tools may not reach"), "{url}: {result}");
+        assert!(started.elapsed() < std::time::Duration::from_secs(5), "{url}: refused at once");
+    }
+}

@@ -34,6 +34,7 @@ pub(crate) async fn run(
         admin::check_exposure(addr, token.is_some(), config.admin_insecure)?;
     }
     let auth = NodeAuth::from_config(&config)?;
+    crate::catalog::check_files_root(&config)?;
     let catalog = NodeCatalog::load(&config).await?;
     let listener = TcpListener::bind(config.listen).await?;
     auth.warn_if_open(listener.local_addr()?);

@@ -30,12 +30,11 @@ impl NodeCatalog {
             return Ok(NodeCatalog { server: demo::demo_server(), reloader: None });
         };
         let server = McpServer::builder("mcp-fleet", env!("CARGO_PKG_VERSION")).build();
-        // What the file may reach: --catalog-files-root, MCP_CATALOG_* plus --catalog-env-allow.
-        let confinement = Confinement {
-            files_root: config.catalog_files_root.clone(),
-            env: EnvAllowlist::default().widen(&config.catalog_env_allow),
+        let options = ReloadOptions {
+            poll_interval: config.catalog_poll(),
+            confinement: confinement(config),
+            ..ReloadOptions::default()
         };
-        let options = ReloadOptions { poll_interval: config.catalog_poll(), confinement, ..ReloadOptions::default() };
         let reloader = CatalogReloader::try_new(server.clone(), path, options)?;
         reloader.reload_now().await?;
         Ok(NodeCatalog { server, reloader: Some(reloader) })
@@ -59,6 +58,38 @@ impl NodeCatalog {
     pub(crate) fn stats(&self) -> Option<Arc<ReloadStats>> {
         self.reloader.as_ref().map(CatalogReloader::stats)
     }
+}
+
+/// What the catalog file may reach: --catalog-files-root, MCP_CATALOG_* plus
+/// --catalog-env-allow, link-local addresses only with --catalog-http-allow-link-local.
+fn confinement(config: &Config) -> Confinement {
+    Confinement {
+        files_root: config.catalog_files_root.clone(),
+        env: EnvAllowlist::default().widen(&config.catalog_env_allow),
+        allow_link_local: config.catalog_http_allow_link_local,
+    }
+}
+
+/// Refuse a catalog whose files root (--catalog-files-root, else the catalog file's folder)
+/// holds one of the node's secret files: any caller could read it as a `file` resource.
+/// `Err` names the file and what to change.
+pub(crate) fn check_files_root(config: &Config) -> Result<(), String> {
+    let Some(catalog) = &config.catalog else { return Ok(()) };
+    let confinement = confinement(config);
+    let secrets = [
+        ("--admin-token-file", &config.admin_token_file),
+        ("--request-state-key-file", &config.request_state_key_file),
+    ];
+    for (flag, file) in secrets {
+        if let Some(file) = file.as_deref().filter(|file| confinement.reaches(catalog, file)) {
+            return Err(format!(
+                "the catalog's files root holds the {flag} {}: a catalog `file` resource could serve it; \
+                 point --catalog-files-root (or --catalog) at a folder without secrets",
+                file.display()
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// The tasks following the catalog file; dropping it stops them.

@@ -175,9 +175,17 @@ pub(crate) struct Config {
     pub(crate) catalog: Option<PathBuf>,
 
     /// The folder a catalog's `file` resources must resolve into (symlinks followed); a file
-    /// naming anything outside is refused (default: the catalog file's own folder).
+    /// naming anything outside is refused (default: the catalog file's own folder). The node
+    /// refuses to start if it holds --admin-token-file or --request-state-key-file.
     #[arg(long, env = "MCP_FLEET_CATALOG_FILES_ROOT")]
     pub(crate) catalog_files_root: Option<PathBuf>,
+
+    /// Let the catalog's `http` tools reach link-local addresses and the cloud metadata
+    /// endpoints (169.254.0.0/16, fe80::/10, fd00:ec2::254, 100.100.100.200,
+    /// metadata.google.internal), which hand out the instance's credentials. Off: refused
+    /// before any connection, after DNS resolution.
+    #[arg(long, env = "MCP_FLEET_CATALOG_HTTP_ALLOW_LINK_LOCAL")]
+    pub(crate) catalog_http_allow_link_local: bool,
 
     /// More environment variables a catalog's `${VAR}` may read, comma-separated names or
     /// `PREFIX_*` patterns, besides MCP_CATALOG_* (which are always allowed); a file naming

@@ -264,6 +264,36 @@ async fn a_catalog_naming_a_file_outside_its_folder_is_refused_at_start_with_its
 }
 
 #[tokio::test]
+async fn a_files_root_holding_the_admin_token_is_refused_at_start() {
+    let dir = TempDir::new("security");
+    let folder = dir.path().join("catalog");
+    std::fs::create_dir_all(dir.path().join("admin-token")).expect("folder");
+    std::fs::create_dir(&folder).expect("folder");
+    let path = folder.join("catalog.toml");
+    std::fs::write(&path, "[[tools]]\nname = \"t\"\ntext = \"t\"\n").expect("write");
+    let (path, root) = (path.to_str().expect("utf-8"), dir.path().to_str().expect("utf-8"));
+    // The token beside the catalog (the default root), or under a wider --catalog-files-root.
+    for (token, extra) in [(folder.join("admin-token"), None), (dir.path().join("admin-token/token"), Some(root))] {
+        std::fs::write(&token, "SECRET-admin-token").expect("write");
+        let token = token.to_str().expect("utf-8");
+        let mut args = vec!["--catalog", path, "--admin-token-file", token];
+        if let Some(root) = extra {
+            args.extend(["--catalog-files-root", root]);
+        }
+        let mut node = start(dir.path(), &args, &[]);
+        let code = node.exited(Duration::from_secs(10)).await;
+        let log = node.log();
+        assert!(code.is_some_and(|c| c != 0), "{token}: refused at start:\n{log}");
+        assert!(log.contains("holds the --admin-token-file") && log.contains(token), "{token}: says why: {log}");
+        assert_absent(&log, &["SECRET-admin-token"]);
+    }
+    // Kept apart, the same token is fine.
+    let mut node =
+        start(dir.path(), &["--catalog", path, "--admin-token-file", &format!("{root}/admin-token/token")], &[]);
+    node.ready().await;
+}
+
+#[tokio::test]
 async fn catalog_files_root_widens_where_files_may_come_from() {
     let dir = TempDir::new("security");
     let folder = dir.path().join("catalog");

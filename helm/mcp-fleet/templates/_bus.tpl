@@ -22,11 +22,36 @@ same URL; the node parses the query options.
 {{- end }}
 {{- end }}
 
-{{/* One line describing the bus source, for NOTES. */}}
+{{/*
+A URL with its userinfo (user:password@) replaced by ***: what NOTES and the pod's
+checksum annotation may show. A password with an unescaped "/" "?" or "#" would not parse as
+one in the node either.
+*/}}
+{{- define "mcp-fleet.redactUrl" -}}
+{{- regexReplaceAll "^([A-Za-z][A-Za-z0-9+.-]*://)[^/?#]*@" . "${1}***@" }}
+{{- end }}
+
+{{/*
+The Secret holding MCP_FLEET_BUS and its key: bus.existingSecret, or the chart's own
+"<fullname>-bus" (templates/secret-bus.yaml) with the URL the chart builds under "url". The
+URL never appears in the Deployment: it may carry a password.
+*/}}
+{{- define "mcp-fleet.busSecretName" -}}
+{{- if .Values.bus.existingSecret }}
+{{- .Values.bus.existingSecret }}
+{{- else }}
+{{- printf "%s-bus" (include "mcp-fleet.fullname" . | trunc 59 | trimSuffix "-") }}
+{{- end }}
+{{- end }}
+{{- define "mcp-fleet.busSecretKey" -}}
+{{- ternary .Values.bus.existingSecretKey "url" (not (empty .Values.bus.existingSecret)) }}
+{{- end }}
+
+{{/* One line describing the bus source, for NOTES: never the password. */}}
 {{- define "mcp-fleet.busDescription" -}}
 {{- if .Values.bus.existingSecret }}
 {{- printf "from Secret %s (key %s)" .Values.bus.existingSecret .Values.bus.existingSecretKey }}
 {{- else }}
-{{- include "mcp-fleet.busUrl" . }}
+{{- printf "%s (from Secret %s, key url)" (include "mcp-fleet.redactUrl" (include "mcp-fleet.busUrl" .)) (include "mcp-fleet.busSecretName" .) }}
 {{- end }}
 {{- end }}

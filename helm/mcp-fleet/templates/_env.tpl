@@ -4,15 +4,12 @@ appended after it in the Deployment; mcp-fleet.validate refuses extraEnv names t
 here, since duplicate names make server-side apply fail and are ambiguous to read.
 */}}
 {{- define "mcp-fleet.env" -}}
+{{- /* From a Secret, always: the URL may carry a password (templates/secret-bus.yaml). */}}
 - name: MCP_FLEET_BUS
-  {{- if .Values.bus.existingSecret }}
   valueFrom:
     secretKeyRef:
-      name: {{ .Values.bus.existingSecret }}
-      key: {{ .Values.bus.existingSecretKey }}
-  {{- else }}
-  value: {{ include "mcp-fleet.busUrl" . | quote }}
-  {{- end }}
+      name: {{ include "mcp-fleet.busSecretName" . }}
+      key: {{ include "mcp-fleet.busSecretKey" . }}
 - name: MCP_FLEET_BUS_CONNECT_SECS
   value: {{ .Values.bus.connectSecs | int | toString | quote }}
 - name: MCP_FLEET_READY_BUS_GRACE_SECS

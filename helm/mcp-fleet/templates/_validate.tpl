@@ -10,6 +10,7 @@ Each one has a case in ../ci-invalid/ that scripts/check-deploy.sh expects to fa
 {{- include "mcp-fleet.validateHTTPRoute" . }}
 {{- include "mcp-fleet.validateExtras" . }}
 {{- include "mcp-fleet.validateExposure" . }}
+{{- include "mcp-fleet.validateFilesRoot" . }}
 {{- if not .Values.allowedOrigins }}
 {{- fail "allowedOrigins must list at least one hostname (or \"*\")" }}
 {{- end }}
@@ -33,6 +34,11 @@ Each one has a case in ../ci-invalid/ that scripts/check-deploy.sh expects to fa
 {{- end }}
 {{- if and $bus.nats.enabled (not $bus.nats.servers) }}
 {{- fail "bus.nats.enabled needs bus.nats.servers (host:port list)" }}
+{{- end }}
+{{- with .Values.networkPolicy }}
+{{- if and .enabled .egress.enabled $bus.existingSecret (not .egress.bus.ports) }}
+{{- fail "networkPolicy.egress.enabled with bus.existingSecret needs networkPolicy.egress.bus.ports (the chart cannot read the URL in the Secret), or networkPolicy.egress.enabled=false" }}
+{{- end }}
 {{- end }}
 {{- if not (or $bus.existingSecret $bus.redisSentinel.enabled $bus.nats.enabled $bus.url) }}
 {{- fail "set bus.url, bus.existingSecret, bus.redisSentinel or bus.nats" }}
@@ -152,6 +158,47 @@ must be a decision (auth.allowAnonymous), not a default.
 {{- range .Values.extraVolumes }}
 {{- if has .name $chartVolumes }}
 {{- fail (printf "extraVolumes: the volume name %q is the chart's own (%s): pick another name" .name (join ", " $chartVolumes)) }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{/*
+The catalog's files root (catalog.filesRoot, else catalog.mountPath) must neither hold nor
+lie inside a Secret mount: a `file` resource could then serve the admin token, the
+requestState key or a credential to any caller, and whoever edits the catalog ConfigMap
+need not be allowed to read the Secrets. The node refuses the same at start for the files
+it is given (--admin-token-file, --request-state-key-file); this catches the other mounts.
+*/}}
+{{- define "mcp-fleet.validateFilesRoot" -}}
+{{- if .Values.catalog.enabled }}
+{{- $root := clean (default .Values.catalog.mountPath .Values.catalog.filesRoot) }}
+{{- $mounts := dict }}
+{{- if .Values.adminToken.enabled }}
+{{- $_ := set $mounts "the admin token" (include "mcp-fleet.adminTokenDir" .) }}
+{{- end }}
+{{- if .Values.requestStateKey.existingSecret }}
+{{- $_ := set $mounts "the requestState key" (include "mcp-fleet.requestStateKeyDir" .) }}
+{{- end }}
+{{- if and .Values.bus.nats.enabled .Values.bus.nats.credsSecret }}
+{{- $_ := set $mounts "the NATS credentials" (include "mcp-fleet.natsCredsDir" .) }}
+{{- end }}
+{{- if .Values.serviceAccount.automountServiceAccountToken }}
+{{- $_ := set $mounts "the ServiceAccount token" "/var/run/secrets/kubernetes.io/serviceaccount" }}
+{{- end }}
+{{- $secretVolumes := list }}
+{{- range .Values.extraVolumes }}
+{{- if or .secret .projected }}{{ $secretVolumes = append $secretVolumes .name }}{{ end }}
+{{- end }}
+{{- range .Values.extraVolumeMounts }}
+{{- if has .name $secretVolumes }}
+{{- $_ := set $mounts (printf "extraVolumeMounts %s" .name) .mountPath }}
+{{- end }}
+{{- end }}
+{{- range $what, $path := $mounts }}
+{{- $path = clean $path }}
+{{- if or (eq $root "/") (eq $root $path) (hasPrefix (printf "%s/" $root) $path) (hasPrefix (printf "%s/" $path) $root) }}
+{{- fail (printf "the catalog's files root %s (catalog.filesRoot, else catalog.mountPath) overlaps the Secret mounted at %s (%s): a catalog `file` resource could serve it; use a folder without Secrets" $root $path $what) }}
+{{- end }}
 {{- end }}
 {{- end }}
 {{- end }}

@@ -60,6 +60,8 @@ pub(crate) fn validate(file: FileCatalog, cx: &Context<'_>) -> Result<Catalog, B
             super::resource::template,
         )?,
         prompts: each("prompts", "name", file.prompts, |p| p.name.clone(), super::prompt::prompt)?,
+        // `Catalog::parse_confined` sets it from the confinement.
+        addresses: Default::default(),
     })
 }
 
