@@ -7,6 +7,8 @@ mod call_body;
 mod embed;
 mod guard;
 mod h1;
+mod request_body;
+mod response;
 mod rewind;
 mod serve;
 mod service;
@@ -14,7 +16,7 @@ mod service;
 pub use body::ResponseBody;
 pub use serve::{serve_http, shutdown_signal};
 
-pub(crate) use service::{
+pub(crate) use response::{
     accepts_sse, error_response, http_error, json as json_response, rate_limited, sse_response, status_only,
 };
 
