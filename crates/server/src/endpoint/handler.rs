@@ -97,52 +97,14 @@ pub async fn create_mcp_handler(
         Arc::new(options.identity.clone().unwrap_or_else(|| ExecutionIdentity::minted(env!("CARGO_PKG_VERSION"))));
     metrics.set_build_info(&identity);
     let revision_salt = RevisionSalt::of(&identity, options.identity_in_tools_revision);
+    let wiring = Wiring::new(&options, &bus, &metrics, &identity, revision_salt, state_codec.ring().clone());
+    let events = bus.subscribe().await?;
+    let legacy = Legacy::open(&options.legacy, &bus, wiring.session_streams.clone()).await?;
     let origin = AuditOrigin::new(&options.resolved_node_id(), &identity);
     let audit = AuditTrail::open(options.audit.as_ref(), origin, metrics.audit.clone());
-    let router = ListenRouter::new(options.listen, metrics.clone());
-    let ring = state_codec.ring().clone();
-    let session_streams =
-        SessionStreams::new(options.legacy.max_streams, options.legacy.replay_events, ring, metrics.clone());
-    let (task_signals, task_events) = TaskSignals::new();
-    let streams: (_, Arc<dyn SessionEvents>, Arc<dyn TaskEvents>) =
-        (router.clone(), Arc::new(session_streams.clone()), Arc::new(task_signals.clone()));
-    let intake = Arc::new(EventIntake::new(streams, metrics.clone(), options.dedupe_window));
-    let outbox = Arc::new(Outbox::new(metrics.clone()));
-    let timing = FleetTiming { ttl: options.membership_ttl, convergence_timeout: options.convergence_timeout };
-    let fleet = Arc::new(
-        FleetWatch::new(
-            bus.clone(),
-            options.catalog_notifications,
-            timing,
-            intake.clone(),
-            router.clone(),
-            metrics.clone(),
-            identity.clone(),
-        )
-        .salted(revision_salt),
-    );
-    let notifier = Notifier::new(NotifierCore {
-        bus: bus.clone(),
-        metrics: metrics.clone(),
-        intake: intake.clone(),
-        outbox: outbox.clone(),
-        fleet: fleet.clone(),
-    });
-    let events = bus.subscribe().await?;
-    let legacy = Legacy::open(&options.legacy, &bus, session_streams).await?;
-    let task_parts = TaskParts {
-        bus: bus.clone(),
-        router: router.clone(),
-        signals: task_signals.clone(),
-        fleet: fleet.clone(),
-        metrics: metrics.clone(),
-        membership_ttl: options.membership_ttl,
-        audit: audit.clone(),
-    };
-    let tasks = Tasks::open(&options.tasks, task_parts).await?;
-    factory.attach(&notifier)?;
-    let health = Arc::new(BusHealth::new(options.bus_down_grace));
-    let limits = limit_gate(&options, &bus, &fleet).await;
+    let tasks = Tasks::open(&options.tasks, wiring.task_parts(&bus, &metrics, &options, &audit)).await?;
+    factory.attach(&wiring.notifier)?;
+    let limits = limit_gate(&options, &bus, &wiring.fleet).await;
     let challenge_base = options.protected_resource.as_ref().map(|m| resource_metadata_base(&m.metadata_url()));
     let mut extensions = options.extensions.clone();
     if tasks.is_some() {
@@ -151,9 +113,9 @@ pub async fn create_mcp_handler(
     let services = Services {
         extensions,
         options,
-        router: router.clone(),
+        router: wiring.router.clone(),
         tasks: tasks.clone(),
-        metrics: metrics.clone(),
+        metrics,
         state_codec: Arc::new(state_codec),
         cut_names: CutNames::new(&identity.epoch, bus.node_id()),
         identity,
@@ -165,31 +127,116 @@ pub async fn create_mcp_handler(
     let shared = Arc::new(HandlerShared {
         services,
         factory: Box::new(factory),
-        bus: bus.clone(),
-        notifier,
-        fleet: fleet.clone(),
-        intake: intake.clone(),
+        bus,
+        notifier: wiring.notifier.clone(),
+        fleet: wiring.fleet.clone(),
+        intake: wiring.intake.clone(),
         legacy,
-        health: health.clone(),
+        health: Arc::new(BusHealth::new(wiring.bus_down_grace)),
         challenge_base,
         serving: watch::channel(0).0,
         farewells: std::sync::Mutex::default(),
     });
-    let stop = || shared.shutdown.subscribe();
-    tokio::spawn(crate::legacy::maintain(&shared, stop()));
-    if let Some(tasks) = tasks {
-        tokio::spawn(tasks.follow(task_signals, task_events, stop()));
-    }
-    let parts = ConsumerParts { bus: bus.clone(), intake, health: health.clone(), metrics, stop: stop() };
-    tokio::spawn(supervisor::run(parts, events));
-    tokio::spawn(monitor::run(bus.clone(), health, router.clone(), stop()));
-    let farewells = [tokio::spawn(outbox.run(bus, stop())), tokio::spawn(fleet.run(stop()))];
-    shared.farewells.lock().unwrap_or_else(std::sync::PoisonError::into_inner).extend(farewells);
-    if let Some(every) = shared.options.listen.tick_interval() {
-        let keepalives = !shared.options.listen.keepalive.is_zero();
-        tokio::spawn(keepalive::run(router, every, keepalives, stop()));
-    }
+    wiring.start(&shared, tasks, events);
     Ok(McpHandler { shared })
+}
+
+/// How change events reach this node's streams, built before the handler's shared state:
+/// the listen router, the 2025 sessions' streams, the tasks' signals, the intake in front of
+/// them, the outbox, the fleet's watch and the notifier over all of that.
+struct Wiring {
+    router: ListenRouter,
+    session_streams: SessionStreams,
+    task_signals: TaskSignals,
+    task_events: tokio::sync::mpsc::Receiver<crate::tasks::TaskSignal>,
+    intake: Arc<EventIntake>,
+    outbox: Arc<Outbox>,
+    fleet: Arc<FleetWatch>,
+    notifier: Notifier,
+    /// How long the bus may be unheard before streams are refused (the health tracker's).
+    bus_down_grace: std::time::Duration,
+}
+
+impl Wiring {
+    fn new(
+        options: &HandlerOptions,
+        bus: &Arc<dyn ServerEventBus>,
+        metrics: &Metrics,
+        identity: &Arc<ExecutionIdentity>,
+        salt: RevisionSalt,
+        ring: mcp_fleet_protocol::state::StateSigner,
+    ) -> Self {
+        let router = ListenRouter::new(options.listen, metrics.clone());
+        let session_streams =
+            SessionStreams::new(options.legacy.max_streams, options.legacy.replay_events, ring, metrics.clone());
+        let (task_signals, task_events) = TaskSignals::new();
+        let streams: (_, Arc<dyn SessionEvents>, Arc<dyn TaskEvents>) =
+            (router.clone(), Arc::new(session_streams.clone()), Arc::new(task_signals.clone()));
+        let intake = Arc::new(EventIntake::new(streams, metrics.clone(), options.dedupe_window));
+        let outbox = Arc::new(Outbox::new(metrics.clone()));
+        let timing = FleetTiming { ttl: options.membership_ttl, convergence_timeout: options.convergence_timeout };
+        let fleet = FleetWatch::new(
+            bus.clone(),
+            options.catalog_notifications,
+            timing,
+            intake.clone(),
+            router.clone(),
+            metrics.clone(),
+            identity.clone(),
+        );
+        let fleet = Arc::new(fleet.salted(salt));
+        let notifier = Notifier::new(NotifierCore {
+            bus: bus.clone(),
+            metrics: metrics.clone(),
+            intake: intake.clone(),
+            outbox: outbox.clone(),
+            fleet: fleet.clone(),
+        });
+        let bus_down_grace = options.bus_down_grace;
+        Wiring { router, session_streams, task_signals, task_events, intake, outbox, fleet, notifier, bus_down_grace }
+    }
+
+    /// What the task store needs of the node.
+    fn task_parts(
+        &self,
+        bus: &Arc<dyn ServerEventBus>,
+        metrics: &Metrics,
+        options: &HandlerOptions,
+        audit: &AuditTrail,
+    ) -> TaskParts {
+        TaskParts {
+            bus: bus.clone(),
+            router: self.router.clone(),
+            signals: self.task_signals.clone(),
+            fleet: self.fleet.clone(),
+            metrics: metrics.clone(),
+            membership_ttl: options.membership_ttl,
+            audit: audit.clone(),
+        }
+    }
+
+    /// Start the background tasks — the 2025 sessions' upkeep, the tasks' loop, the bus
+    /// consumer and its health monitor, the outbox, the fleet's watch, the listen tick — each
+    /// stopping on the drain signal; the outbox's and the fleet's last rounds are awaited by
+    /// `shutdown()` (its farewells).
+    fn start(self, shared: &Arc<HandlerShared>, tasks: Option<Arc<Tasks>>, events: mcp_fleet_bus::BusStream) {
+        let stop = || shared.shutdown.subscribe();
+        tokio::spawn(crate::legacy::maintain(shared, stop()));
+        if let Some(tasks) = tasks {
+            tokio::spawn(tasks.follow(self.task_signals, self.task_events, stop()));
+        }
+        let (bus, health, metrics) = (shared.bus.clone(), shared.health.clone(), shared.metrics.clone());
+        let parts =
+            ConsumerParts { bus: bus.clone(), intake: self.intake, health: health.clone(), metrics, stop: stop() };
+        tokio::spawn(supervisor::run(parts, events));
+        tokio::spawn(monitor::run(bus.clone(), health, self.router.clone(), stop()));
+        let farewells = [tokio::spawn(self.outbox.run(bus, stop())), tokio::spawn(self.fleet.run(stop()))];
+        shared.farewells.lock().unwrap_or_else(std::sync::PoisonError::into_inner).extend(farewells);
+        if let Some(every) = shared.options.listen.tick_interval() {
+            let keepalives = !shared.options.listen.keepalive.is_zero();
+            tokio::spawn(keepalive::run(self.router, every, keepalives, stop()));
+        }
+    }
 }
 
 /// The per-principal limits: per replica, or fleet-wide through the bus's keyspace (per
