@@ -33,7 +33,7 @@ pub(crate) fn expand(server: ServerImpl) -> TokenStream {
 
 /// One entry's `typed::…(…)` call with its setters, as a `Registration`.
 fn entry(entry: &Entry) -> TokenStream {
-    let Entry { kind, method, name, description, args, takes_context, options } = entry;
+    let Entry { kind, method, name, description, args, takes_context, is_async, options } = entry;
     let args_ty = match args {
         Some(ty) => quote!(#ty),
         None => quote!(::mcp_fleet_server::typed::NoArgs),
@@ -43,11 +43,12 @@ fn entry(entry: &Entry) -> TokenStream {
         Kind::Template => quote!(::mcp_fleet_server::ResourceRead),
     };
     let call = match (args.is_some(), takes_context) {
-        (true, true) => quote!(this.#method(args, context).await),
-        (true, false) => quote!(this.#method(args).await),
-        (false, true) => quote!(this.#method(context).await),
-        (false, false) => quote!(this.#method().await),
+        (true, true) => quote!(this.#method(args, context)),
+        (true, false) => quote!(this.#method(args)),
+        (false, true) => quote!(this.#method(context)),
+        (false, false) => quote!(this.#method()),
     };
+    let call = if *is_async { quote!(#call.await) } else { call };
     let handler = quote! {{
         let this = ::std::sync::Arc::clone(&this);
         move |args: #args_ty, context: #context_ty| {

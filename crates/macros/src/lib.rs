@@ -6,8 +6,9 @@
 //! Use it through `mcp_fleet_server::server` (this crate's paths assume the server crate is a
 //! dependency called `mcp_fleet_server`). The macro writes exactly the calls a user could write
 //! by hand, so the two never drift; what it can see wrong — a duplicate name, an argument type
-//! that cannot be a JSON object, a method that is not `async`, a missing description — is a
-//! compile error that says what to write instead.
+//! that cannot be a JSON object, a missing `&self`, a missing description — is a
+//! compile error that says what to write instead. A method may be `async fn` or a plain `fn`
+//! (called on the runtime's thread: keep it quick).
 //!
 //! - `parse`: the marked methods and their attribute arguments, with those checks.
 //! - `expand`: the generated code.

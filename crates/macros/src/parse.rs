@@ -58,6 +58,8 @@ pub(crate) struct Entry {
     pub(crate) args: Option<Type>,
     /// Whether the method takes the call's context after its arguments.
     pub(crate) takes_context: bool,
+    /// Whether the method is `async` (a plain `fn` is called, not awaited).
+    pub(crate) is_async: bool,
     pub(crate) options: Options,
 }
 
@@ -134,10 +136,6 @@ impl Entry {
         if let Some(again) = method.attrs.iter().find(|a| Kind::of(a).is_some()) {
             return Err(syn::Error::new(again.span(), "a method is one entry: one #[tool], #[prompt] or #[resource]"));
         }
-        if method.sig.asyncness.is_none() {
-            let msg = format!("a #[{}] method must be `async fn`", kind.word());
-            return Err(syn::Error::new(method.sig.fn_token.span, msg));
-        }
         let (name, description, options) = attribute_arguments(&attr, kind)?;
         let name = name.unwrap_or_else(|| method.sig.ident.to_string());
         let description = description.or_else(|| doc_comment(&method.attrs)).ok_or_else(|| {
@@ -151,7 +149,9 @@ impl Entry {
             return Err(syn::Error::new(attr.span(), "write #[resource(template = \"scheme://{var}\")]"));
         }
         let (args, takes_context) = parameters(method, kind)?;
-        Ok(Some(Entry { kind, method: method.sig.ident.clone(), name, description, args, takes_context, options }))
+        let is_async = method.sig.asyncness.is_some();
+        let method = method.sig.ident.clone();
+        Ok(Some(Entry { kind, method, name, description, args, takes_context, is_async, options }))
     }
 }
 

@@ -163,7 +163,7 @@ pub use tasks::TaskOptions;
 /// Registers the `#[tool]`, `#[prompt]` and `#[resource(template = "…")]` methods of an `impl`
 /// block as typed entries (feature `macros`, on by default).
 ///
-/// Each marked method is `async`, takes `&self`, then optionally its arguments (a struct
+/// Each marked method (`async fn`, or a quick plain `fn`) takes `&self`, then optionally its arguments (a struct
 /// deriving `Deserialize` and `JsonSchema`) and optionally the call's context
 /// ([`CallContext`]; a template's is [`ResourceRead`]); it returns what the typed API takes
 /// ([`typed::IntoAnswer`]). Its
@@ -174,7 +174,7 @@ pub use tasks::TaskOptions;
 /// false, idempotent, open_world = false, task = "optional" | "required")]`,
 /// `#[prompt(name, description, title)]`, `#[resource(template = "…", name, description,
 /// title, mime_type)]`. Two entries of a kind with one name, an argument type that cannot be a
-/// JSON object, a method that is not `async` or has no description do not compile.
+/// JSON object, a method without `&self` or without a description do not compile.
 ///
 /// ```
 /// use mcp_fleet_server::{McpServer, server, typed::Json};
