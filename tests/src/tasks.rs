@@ -322,6 +322,20 @@ impl Keyspace for SeverableKeyspace {
         unless(&self.severed, self.inner.increment(key, delta))
     }
 
+    fn hold_slot<'a>(
+        &'a self,
+        key: &'a str,
+        member: &'a str,
+        ttl: Duration,
+        limit: usize,
+    ) -> BoxFuture<'a, Result<bool, BusError>> {
+        unless(&self.severed, self.inner.hold_slot(key, member, ttl, limit))
+    }
+
+    fn release_slot<'a>(&'a self, key: &'a str, member: &'a str) -> BoxFuture<'a, Result<bool, BusError>> {
+        unless(&self.severed, self.inner.release_slot(key, member))
+    }
+
     fn ttl(&self) -> Duration {
         self.inner.ttl()
     }

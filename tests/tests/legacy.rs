@@ -150,6 +150,37 @@ async fn another_principals_session_is_refused_and_sessions_per_principal_are_li
     assert_eq!(initialize_raw(&c[2], json!({}), &acme).await.status, StatusCode::OK, "an ended session frees its slot");
 }
 
+#[tokio::test]
+async fn a_session_that_expires_without_delete_gives_its_slot_back_and_a_used_one_keeps_it() {
+    // Issue 33 item 5: the quota reached, sessions expired, `initialize` retried was refused
+    // for as long as the client kept retrying.
+    let ttl = Duration::from_secs(1);
+    let (_nodes, c) =
+        fleet(|| tenant_options().legacy(LegacyOptions::default().max_sessions_per_principal(2).session_ttl(ttl)))
+            .await;
+    let acme = vec![("x-tenant".to_owned(), "acme".to_owned())];
+    let used = LegacySession::open_with(&c[0], json!({}), acme.clone()).await;
+    let _abandoned = LegacySession::open_with(&c[1], json!({}), acme.clone()).await;
+    assert_eq!(initialize_raw(&c[2], json!({}), &acme).await.status, StatusCode::TOO_MANY_REQUESTS);
+    // One session is used (renewed), the other never again: retry as a client would.
+    let ping = json!({"jsonrpc": "2.0", "id": 1, "method": "ping"});
+    let start = tokio::time::Instant::now();
+    loop {
+        tokio::time::sleep(ttl / 5).await;
+        assert_eq!(used.post(&c[start.elapsed().as_millis() as usize % 3], &ping).await.status, StatusCode::OK);
+        let retried = initialize_raw(&c[2], json!({}), &acme).await;
+        if retried.status == StatusCode::OK {
+            break;
+        }
+        assert_eq!(retried.status, StatusCode::TOO_MANY_REQUESTS);
+        assert!(start.elapsed() < ttl * 4, "the abandoned session's slot never came back");
+    }
+    assert!(start.elapsed() + Duration::from_millis(100) >= ttl, "admitted before the abandoned session expired");
+    let fourth = initialize_raw(&c[0], json!({}), &acme).await;
+    assert_eq!(fourth.status, StatusCode::TOO_MANY_REQUESTS, "the used session still holds its slot");
+    assert_eq!(used.post(&c[1], &ping).await.status, StatusCode::OK);
+}
+
 /// `x-sub` as the principal's id and `x-org` as its tenant: one subject across organisations,
 /// as identity providers that issue per-organisation tokens do.
 fn sub_and_org(parts: &http::request::Parts) -> Result<Principal, AuthError> {

@@ -237,6 +237,33 @@ async fn a_task_past_its_ttl_is_gone_and_gives_its_slot_back() {
 }
 
 #[tokio::test]
+async fn a_task_that_expires_unread_gives_its_slot_back() {
+    // Issue 33 item 5: a detached task nobody reads again never reached a terminal transition,
+    // so its slot was never given back.
+    let ttl = Duration::from_secs(1);
+    let options = TaskOptions::default().ttl(ttl).max_tasks_per_principal(2);
+    let node = TestNode::start(task_server(), task_options().authenticator(tenant_from_header).tasks(options)).await;
+    let client = TaskClient::new(node.url(), Some("acme"));
+    let start = tokio::time::Instant::now();
+    client.start("external", json!({})).await;
+    client.start("external", json!({})).await;
+    let call = json!({"name": "external", "arguments": {}});
+    loop {
+        let retried = client.send("tools/call", call.clone()).await;
+        if retried.status == StatusCode::OK {
+            break;
+        }
+        assert_eq!(retried.status, StatusCode::TOO_MANY_REQUESTS);
+        assert!(start.elapsed() < ttl * 4, "the unread tasks' slots never came back");
+        tokio::time::sleep(ttl / 5).await;
+    }
+    assert!(start.elapsed() >= ttl, "admitted before the tasks expired");
+    client.start("external", json!({})).await;
+    assert_eq!(client.send("tools/call", call).await.status, StatusCode::TOO_MANY_REQUESTS, "two live tasks");
+    node.shutdown().await;
+}
+
+#[tokio::test]
 async fn a_task_of_a_node_that_restarted_under_its_id_fails() {
     use mcp_fleet_tests::tasks::SeverableBus;
     let bus = mcp_fleet_bus::MemoryBus::new();

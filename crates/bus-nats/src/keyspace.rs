@@ -16,6 +16,11 @@
 //!   answers that the key was live; **increment** reads and writes expecting the revision read,
 //!   again after a conflict (with a short random pause), at most [`MAX_ATTEMPTS`] times. Counter
 //!   values are decimal ASCII.
+//! - **Slot sets** are one entry each, `slots/<key>` (no record key holds a `/`): a JSON map of
+//!   member → expiry in ms on the writing node's wall clock (so nodes' clocks should agree, as
+//!   for the fleet-wide rate windows), pruned and changed by read-then-update expecting the
+//!   revision read, like an increment. The entry itself lives the bucket's `max_age` from its
+//!   last write, at least as long as any of its slots (a slot's TTL is at most the keyspace's).
 //! - Every operation is bounded by the publish timeout; errors while the connection is down are
 //!   [`BusError::Unavailable`].
 //! - Core NATS stores nothing: opening a keyspace there is [`BusError::Config`].
@@ -24,7 +29,7 @@ use std::time::Duration;
 
 use async_nats::jetstream::{self, kv};
 use mcp_fleet_bus::{BoxFuture, BusError, Keyspace, Record};
-use mcp_fleet_bus::{add_to_counter, check_key, parse_counter};
+use mcp_fleet_bus::{add_to_counter, check_key, check_slot, now_ms, parse_counter};
 
 use crate::options::NatsBusOptions;
 use crate::{backend_error, unavailable_when_down, within};
@@ -136,6 +141,47 @@ impl NatsKeyspace {
     }
 }
 
+/// The slot set `key`'s entry: a `/` no record key holds.
+fn slots_key(key: &str) -> String {
+    format!("slots/{key}")
+}
+
+/// A slot set's members and expiries (ms since the epoch); unreadable bytes read as empty.
+type Slots = std::collections::BTreeMap<String, u64>;
+
+impl NatsKeyspace {
+    /// Change the slot set `key` with `change` (given the live slots at `now`, answering whether
+    /// to write them back, and what to answer), read-then-update expecting the revision read,
+    /// again after a conflict.
+    async fn change_slots<T>(&self, key: &str, change: impl Fn(&mut Slots, u64) -> (bool, T)) -> Result<T, BusError> {
+        let entry_key = slots_key(key);
+        for attempt in 0..MAX_ATTEMPTS {
+            let (mut slots, expected) = match self.entry(&entry_key).await? {
+                Some(entry) if entry.operation == kv::Operation::Put => {
+                    (serde_json::from_slice::<Slots>(&entry.value).unwrap_or_default(), entry.revision)
+                }
+                Some(marker) => (Slots::new(), marker.revision),
+                None => (Slots::new(), 0),
+            };
+            let now = now_ms();
+            let before = slots.len();
+            slots.retain(|_, expiry| *expiry > now);
+            let pruned = slots.len() != before;
+            let (write, answer) = change(&mut slots, now);
+            if !write && !pruned {
+                return Ok(answer);
+            }
+            // A map of strings to numbers always serializes.
+            let value = serde_json::to_vec(&slots).unwrap_or_default();
+            if self.update(&entry_key, value, expected).await?.is_some() {
+                return Ok(answer);
+            }
+            pause(attempt).await;
+        }
+        Err(contended(key))
+    }
+}
+
 /// The entry if it is a live record (not a delete or purge marker).
 fn live(entry: Option<kv::Entry>) -> Option<kv::Entry> {
     entry.filter(|entry| entry.operation == kv::Operation::Put)
@@ -220,6 +266,38 @@ impl Keyspace for NatsKeyspace {
                 pause(attempt).await;
             }
             Err(contended(key))
+        }))
+    }
+
+    fn hold_slot<'a>(
+        &'a self,
+        key: &'a str,
+        member: &'a str,
+        ttl: Duration,
+        limit: usize,
+    ) -> BoxFuture<'a, Result<bool, BusError>> {
+        let ttl_ms = u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX);
+        Box::pin(self.bounded(key, async move {
+            check_slot(key, member, ttl, self.ttl)?;
+            self.change_slots(key, |slots, now| {
+                let held = slots.contains_key(member) || slots.len() < limit;
+                if held {
+                    slots.insert(member.to_owned(), now.saturating_add(ttl_ms));
+                }
+                (held, held)
+            })
+            .await
+        }))
+    }
+
+    fn release_slot<'a>(&'a self, key: &'a str, member: &'a str) -> BoxFuture<'a, Result<bool, BusError>> {
+        Box::pin(self.bounded(key, async move {
+            check_key(member)?;
+            self.change_slots(key, |slots, _| {
+                let released = slots.remove(member).is_some();
+                (released, released)
+            })
+            .await
         }))
     }
 

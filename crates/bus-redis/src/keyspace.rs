@@ -1,6 +1,7 @@
 //! [`RedisKeyspace`]: the [`Keyspace`] of a [`RedisBus`] — one hash `{v: value, r: revision}`
 //! per key at `<stream slot>:ks:<name>:<key>` with `PEXPIRE` = the TTL, revisions from `INCR`
-//! on `<stream slot>:ks:<name>:#rev` (see [`RedisBusOptions::keyspace_prefix`]).
+//! on `<stream slot>:ks:<name>:#rev` (see [`RedisBusOptions::keyspace_prefix`]) — and one sorted
+//! set per slot set at `<stream slot>:ks:<name>:#slots.<key>`, scored by each slot's expiry.
 //!
 //! - Every write (create, put, compare-and-set, increment) is one Lua script (see
 //!   `crate::scripts`), so value, revision and TTL change together; a delete is one `DEL`, a
@@ -18,8 +19,8 @@
 
 use std::time::Duration;
 
-use mcp_fleet_bus::check_key;
 use mcp_fleet_bus::{BoxFuture, BusError, Keyspace, Record};
+use mcp_fleet_bus::{check_key, check_slot};
 use redis::{FromRedisValue, Script, ScriptInvocation};
 
 use crate::RedisBus;
@@ -142,6 +143,48 @@ impl Keyspace for RedisKeyspace {
                 call.arg(delta);
             })
             .await
+        })
+    }
+
+    fn hold_slot<'a>(
+        &'a self,
+        key: &'a str,
+        member: &'a str,
+        ttl: Duration,
+        limit: usize,
+    ) -> BoxFuture<'a, Result<bool, BusError>> {
+        Box::pin(async move {
+            check_slot(key, member, ttl, self.ttl)?;
+            let set = format!("{}#slots.{key}", self.prefix);
+            let ttl_ms = u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX);
+            // Holding a slot twice leaves what holding it once does (a later expiry); a lost
+            // reply is repeated, and the repetition answers the same.
+            let held: i64 = self
+                .bus
+                .run(Retry::Always, |mut conn| {
+                    let mut call = scripts::KS_HOLD_SLOT.prepare_invoke();
+                    call.key(&set).arg(member).arg(ttl_ms).arg(limit);
+                    async move { call.invoke_async(&mut conn).await }
+                })
+                .await?;
+            Ok(held == 1)
+        })
+    }
+
+    fn release_slot<'a>(&'a self, key: &'a str, member: &'a str) -> BoxFuture<'a, Result<bool, BusError>> {
+        Box::pin(async move {
+            check_key(key)?;
+            check_key(member)?;
+            let set = format!("{}#slots.{key}", self.prefix);
+            let released: i64 = self
+                .bus
+                .run(Retry::UnlessSent, |mut conn| {
+                    let mut call = scripts::KS_RELEASE_SLOT.prepare_invoke();
+                    call.key(&set).arg(member);
+                    async move { call.invoke_async(&mut conn).await }
+                })
+                .await?;
+            Ok(released == 1)
         })
     }
 

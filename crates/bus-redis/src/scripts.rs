@@ -24,7 +24,9 @@
 //! The keyspace scripts (see `crate::keyspace`) write one record — a hash `{v: value, r:
 //! revision}` at `KEYS[1]` — taking its revision from the keyspace's counter at `KEYS[2]` and
 //! setting `PEXPIRE ARGV[1]` (the TTL in ms), all in one step: Redis expires the key on its own
-//! clock, and a record is never seen without its revision or TTL.
+//! clock, and a record is never seen without its revision or TTL. Two more keep a keyspace's
+//! slot sets: a sorted set scored by each slot's expiry on Redis's clock, pruned, counted and
+//! changed in one step.
 
 use std::sync::LazyLock;
 
@@ -186,4 +188,35 @@ redis.call('PEXPIRE', KEYS[1], ARGV[1])
 return redis.call('HGET', KEYS[1], 'v')
 ",
     )
+});
+
+/// `KEYS[1]` a slot set (a sorted set scored by expiry, ms on Redis's clock), `ARGV[1]` member,
+/// `ARGV[2]` its TTL in ms, `ARGV[3]` the limit. Drops the expired members, then renews the
+/// member if present, or adds it if fewer than the limit are live; the set expires with its
+/// longest slot. Returns 1 if the member holds a slot now, 0 (nothing changed) if not.
+pub(crate) static KS_HOLD_SLOT: LazyLock<redis::Script> = LazyLock::new(|| {
+    redis::Script::new(&format!(
+        r"{NOW_MS}
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+if not redis.call('ZSCORE', KEYS[1], ARGV[1]) and redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[3]) then
+  return 0
+end
+redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[1])
+local last = redis.call('ZRANGE', KEYS[1], -1, -1, 'WITHSCORES')
+redis.call('PEXPIREAT', KEYS[1], last[2])
+return 1
+"
+    ))
+});
+
+/// `KEYS[1]` a slot set, `ARGV[1]` member. Removes it; returns 1 if its slot was live.
+pub(crate) static KS_RELEASE_SLOT: LazyLock<redis::Script> = LazyLock::new(|| {
+    redis::Script::new(&format!(
+        r"{NOW_MS}
+local expiry = redis.call('ZSCORE', KEYS[1], ARGV[1])
+redis.call('ZREM', KEYS[1], ARGV[1])
+if expiry and tonumber(expiry) > now then return 1 end
+return 0
+"
+    ))
 });

@@ -25,6 +25,15 @@
 //!   `get` reads and what `put` may store), changed atomically by `increment`; an absent counter
 //!   counts from zero. Incrementing a key that holds anything else, or past the `i64` range, is
 //!   [`BusError::Backend`] and changes nothing.
+//! - **Slot sets** count what holds a share of a quota: a slot set under a key holds members
+//!   (the ids of the records that hold a slot), **each with its own expiry**. `hold_slot` drops
+//!   the expired members, then renews the member if it is there, or adds it if fewer than the
+//!   limit are live, in one atomic step; `release_slot` removes it. So a quota follows the
+//!   records it counts: a record that expires without being ended gives its slot back when its
+//!   slot expires, and renewing the record renews its slot. A slot's TTL is from 1 ms to the
+//!   keyspace's TTL (the set itself lives as long as its longest slot); members take the key
+//!   alphabet. Slot sets are a namespace of their own: the key `k` of a slot set and the record
+//!   `k` are unrelated.
 //! - Errors are [`BusError`]: the broker unreachable, refusing, or answering too late. A failed
 //!   write may or may not have happened (the caller reads again to know).
 //! - Keys are at most [`MAX_KEY_LEN`] bytes of `[A-Za-z0-9_=.-]`, neither starting nor ending
@@ -38,12 +47,15 @@
 //!   expiry is exact (on the process's clock).
 //! - **Redis**: one hash `{v, r}` per key with `PEXPIRE`, every write one Lua script, revisions
 //!   from one counter per keyspace that never expires; expiry on Redis's clock, to the
-//!   millisecond.
+//!   millisecond. A slot set is a sorted set scored by expiry (`<prefix>#slots.<key>`), pruned
+//!   and changed by one script on Redis's clock.
 //! - **NATS JetStream**: one key-value bucket per keyspace whose `max_age` is the TTL (servers
 //!   before 2.11 have no per-message TTL), revisions its stream sequences; expiry is late by up
 //!   to about a second. Opening a keyspace whose bucket has another `max_age` updates the
 //!   bucket to the new TTL (the newest configuration wins). Core NATS stores nothing: opening a
-//!   keyspace there is [`BusError::Config`].
+//!   keyspace there is [`BusError::Config`]. A slot set is one entry (`slots/<key>`, a `/` no
+//!   record key holds) mapping members to expiries on the writing node's wall clock, changed by
+//!   compare-and-set.
 
 use std::time::Duration;
 
@@ -93,8 +105,36 @@ pub trait Keyspace: Send + Sync + 'static {
     /// answers the new value.
     fn increment<'a>(&'a self, key: &'a str, delta: i64) -> BoxFuture<'a, Result<i64, BusError>>;
 
+    /// Hold the slot `member` of the slot set `key` for `ttl` from now: after dropping the
+    /// expired slots, renew it if the set holds it, or take it if fewer than `limit` slots are
+    /// live; answers whether `member` holds a slot now (`false` changed nothing). `usize::MAX`
+    /// renews (or restores) a slot whatever the count.
+    fn hold_slot<'a>(
+        &'a self,
+        key: &'a str,
+        member: &'a str,
+        ttl: Duration,
+        limit: usize,
+    ) -> BoxFuture<'a, Result<bool, BusError>>;
+
+    /// Give back the slot `member` of the slot set `key`; answers whether it held a live one.
+    fn release_slot<'a>(&'a self, key: &'a str, member: &'a str) -> BoxFuture<'a, Result<bool, BusError>>;
+
     /// The keyspace's TTL.
     fn ttl(&self) -> Duration;
+}
+
+/// Check what [`Keyspace::hold_slot`] is given: the key and the member ([`check_key`]), and a
+/// slot TTL from 1 ms to the keyspace's `keyspace_ttl`.
+pub fn check_slot(key: &str, member: &str, ttl: Duration, keyspace_ttl: Duration) -> Result<(), BusError> {
+    check_key(key)?;
+    check_key(member)?;
+    if ttl < Duration::from_millis(1) || ttl > keyspace_ttl {
+        return Err(BusError::Config(format!(
+            "slot TTL {ttl:?} is not from 1 ms to the keyspace's TTL {keyspace_ttl:?}"
+        )));
+    }
+    Ok(())
 }
 
 /// Check a key against the contract's alphabet and length: `.` separates subject tokens in

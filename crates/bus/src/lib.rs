@@ -52,7 +52,8 @@ pub use envelope::{
     new_event_id, now_ms,
 };
 pub use keyspace::{
-    Keyspace, MAX_KEY_LEN, MAX_TTL, Record, add_to_counter, check_key, check_name, check_open, parse_counter,
+    Keyspace, MAX_KEY_LEN, MAX_TTL, Record, add_to_counter, check_key, check_name, check_open, check_slot,
+    parse_counter,
 };
 pub use memory::{DEFAULT_MEMORY_CAPACITY, MemoryBus};
 pub use status::StatusCell;

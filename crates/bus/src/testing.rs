@@ -204,6 +204,7 @@ where
 
     keyspace_records(&*a, &*b).await;
     keyspace_counters(&a, &b).await;
+    keyspace_slots(&*a, &*b).await;
 
     let other = nodes[0].keyspace(other_name, long).await.expect("open another keyspace");
     assert_eq!(other.get("k").await.expect("get"), None, "keyspaces do not share records");
@@ -225,6 +226,79 @@ where
     assert_config(nodes[0].keyspace(name, Duration::ZERO).await, "a zero TTL");
 
     keyspace_expiry(&nodes, expiry_name, options).await;
+    keyspace_slot_expiry(&nodes, expiry_name, options).await;
+}
+
+/// Slot sets: taken up to the limit, renewed whatever the limit, released, apart from records
+/// and from other sets; what is refused.
+async fn keyspace_slots(a: &dyn crate::Keyspace, b: &dyn crate::Keyspace) {
+    let ttl = Duration::from_secs(30);
+    assert!(a.hold_slot("q", "m1", ttl, 1).await.expect("hold"), "a free slot is taken");
+    assert!(!b.hold_slot("q", "m2", ttl, 1).await.expect("hold"), "the set is full");
+    assert!(b.hold_slot("q", "m1", ttl, 1).await.expect("hold"), "a held slot is renewed");
+    assert!(b.hold_slot("q", "m1", ttl, 0).await.expect("hold"), "whatever the limit");
+    assert!(!a.hold_slot("q", "m3", ttl, 0).await.expect("hold"), "a limit of zero takes nothing");
+    assert!(a.hold_slot("q2", "m2", ttl, 1).await.expect("hold"), "another set has its own slots");
+    let record = a.put("q", b"record".to_vec()).await.expect("put");
+    assert!(!b.hold_slot("q", "m2", ttl, 1).await.expect("hold"), "a record does not change a set");
+    assert_eq!(b.get("q").await.expect("get").map(|r| r.revision), Some(record), "nor a set a record");
+
+    assert!(b.release_slot("q", "m1").await.expect("release"), "a held slot is given back");
+    assert!(!a.release_slot("q", "m1").await.expect("release"), "once");
+    assert!(!a.release_slot("absent", "m1").await.expect("release"), "an absent set holds nothing");
+    assert!(b.hold_slot("q", "m2", ttl, 1).await.expect("hold"), "the slot given back is free");
+    assert!(a.hold_slot("q", "m3", ttl, usize::MAX).await.expect("hold"), "no limit");
+    assert!(!a.hold_slot("q", "m4", ttl, 2).await.expect("hold"), "two held");
+    for member in ["m2", "m3"] {
+        assert!(a.release_slot("q", member).await.expect("release"));
+    }
+
+    assert_config(a.hold_slot("q", "m", Duration::ZERO, 1).await, "a zero slot TTL");
+    assert_config(a.hold_slot("q", "m", a.ttl() + Duration::from_millis(1), 1).await, "past the keyspace TTL");
+    for bad in ["", "a b", "a*", ".a", "{a}"] {
+        assert_config(a.hold_slot("q", bad, ttl, 1).await, bad);
+        assert_config(a.hold_slot(bad, "m", ttl, 1).await, bad);
+        assert_config(a.release_slot("q", bad).await, bad);
+        assert_config(a.release_slot(bad, "m").await, bad);
+    }
+}
+
+/// Slot expiry: a slot nobody renews is free again after its TTL (never before, at most
+/// `expiry_slack` late), a renewed one stays, and an expired one is not live to release.
+async fn keyspace_slot_expiry(nodes: &[Arc<dyn ServerEventBus>; 2], name: &str, options: KeyspaceSuiteOptions) {
+    use tokio::time::Instant;
+    let KeyspaceSuiteOptions { ttl, expiry_slack: slack } = options;
+    let a = nodes[0].keyspace(name, ttl).await.expect("open a short keyspace");
+    let b = nodes[1].keyspace(name, ttl).await.expect("open it on another node");
+    let tick = Duration::from_millis(2);
+
+    let start = Instant::now();
+    assert!(a.hold_slot("quota", "s1", ttl, 2).await.expect("hold"));
+    let s1_written = Instant::now();
+    assert!(a.hold_slot("quota", "s2", ttl, 2).await.expect("hold"));
+    assert!(!b.hold_slot("quota", "s3", ttl, 2).await.expect("hold"), "both slots held");
+    // Renew s2 (alternating nodes) until s1's slot is free.
+    for round in 0u32.. {
+        tokio::time::sleep(ttl / 5).await;
+        let (writer, other) = if round.is_multiple_of(2) { (&a, &b) } else { (&b, &a) };
+        assert!(writer.hold_slot("quota", "s2", ttl, 2).await.expect("renew"), "a renewed slot stays held");
+        let attempt = Instant::now();
+        if other.hold_slot("quota", "s3", ttl, 2).await.expect("hold") {
+            assert!(Instant::now() - start + tick >= ttl, "s1's slot freed early, {:?} after", Instant::now() - start);
+            break;
+        }
+        let late = attempt.saturating_duration_since(s1_written);
+        assert!(late <= ttl + slack, "s1's slot still held {late:?} after it was taken (ttl {ttl:?})");
+    }
+    assert!(!a.hold_slot("quota", "s4", ttl, 2).await.expect("hold"), "s2 (renewed) and s3 hold both");
+    // Nobody renews them any more: both free up.
+    tokio::time::sleep(ttl + slack + tick).await;
+    assert!(!b.release_slot("quota", "s2").await.expect("release"), "an expired slot is not live");
+    assert!(b.hold_slot("quota", "s4", ttl, 2).await.expect("hold"));
+    assert!(a.hold_slot("quota", "s5", ttl, 2).await.expect("hold"), "the expired slots are free");
+    for member in ["s4", "s5"] {
+        assert!(a.release_slot("quota", member).await.expect("release"));
+    }
 }
 
 /// Records: absent keys, create, put, compare-and-set, delete, create again, opaque values.

@@ -4,7 +4,9 @@
 //! keyspace that only grows (a deleted or expired key never gets its old revision back).
 //!
 //! Expired entries count as absent and are removed when touched, and all of them whenever the
-//! map has doubled since the last sweep, so keys nobody reads again do not pile up. The TTL
+//! map has doubled since the last sweep, so keys nobody reads again do not pile up. Slot sets
+//! (key → member → deadline) are a map of their own, pruned when touched and swept the same
+//! way. The TTL
 //! belongs to the opened handle, as each Redis writer passes its own; the contract asks every
 //! node for the same one anyway.
 
@@ -15,7 +17,7 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 use crate::bus::{BoxFuture, BusError};
-use crate::keyspace::{Keyspace, Record, add_to_counter, check_key, parse_counter};
+use crate::keyspace::{Keyspace, Record, add_to_counter, check_key, check_slot, parse_counter};
 
 /// The fewest entries a sweep of expired ones waits for.
 pub(super) const MIN_SWEEP: usize = 64;
@@ -54,6 +56,10 @@ struct State {
     last_revision: u64,
     /// Sweep expired entries when the map reaches this size.
     sweep_at: usize,
+    /// Slot sets: key → member → deadline.
+    slots: HashMap<String, HashMap<String, Instant>>,
+    /// Sweep expired slots when this many sets are held.
+    slots_sweep_at: usize,
 }
 
 struct Entry {
@@ -83,6 +89,20 @@ impl State {
             self.sweep_at = (self.records.len() * 2).max(MIN_SWEEP);
         }
         revision
+    }
+
+    /// The slot set `key` without its expired members (created empty).
+    fn live_slots(&mut self, key: &str, now: Instant) -> &mut HashMap<String, Instant> {
+        if self.slots.len() >= self.slots_sweep_at {
+            self.slots.retain(|_, set| {
+                set.retain(|_, deadline| *deadline > now);
+                !set.is_empty()
+            });
+            self.slots_sweep_at = (self.slots.len() * 2).max(MIN_SWEEP);
+        }
+        let set = self.slots.entry(key.to_owned()).or_default();
+        set.retain(|_, deadline| *deadline > now);
+        set
     }
 }
 
@@ -156,6 +176,38 @@ impl Keyspace for MemoryKeyspace {
             let next = add_to_counter(key, current, delta)?;
             state.store(key, next.to_string().into_bytes(), now, self.ttl);
             Ok(next)
+        })
+    }
+
+    fn hold_slot<'a>(
+        &'a self,
+        key: &'a str,
+        member: &'a str,
+        ttl: Duration,
+        limit: usize,
+    ) -> BoxFuture<'a, Result<bool, BusError>> {
+        self.with(key, |state, now| {
+            check_slot(key, member, ttl, self.ttl)?;
+            let set = state.live_slots(key, now);
+            let held = set.contains_key(member) || set.len() < limit;
+            if held {
+                set.insert(member.to_owned(), now + ttl);
+            } else if set.is_empty() {
+                state.slots.remove(key);
+            }
+            Ok(held)
+        })
+    }
+
+    fn release_slot<'a>(&'a self, key: &'a str, member: &'a str) -> BoxFuture<'a, Result<bool, BusError>> {
+        self.with(key, |state, now| {
+            check_key(member)?;
+            let set = state.live_slots(key, now);
+            let released = set.remove(member).is_some();
+            if set.is_empty() {
+                state.slots.remove(key);
+            }
+            Ok(released)
         })
     }
 

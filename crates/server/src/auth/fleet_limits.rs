@@ -10,14 +10,17 @@
 //!   pass within one window's time (the price of one round trip instead of two). Windows are
 //!   numbered from each node's wall clock: clocks a little apart shift a node's windows a
 //!   little.
-//! - **Open listen streams**: a counter per principal *and node* — key `s.<principal>.<node>`
-//!   in the keyspace `limit-streams`, whose TTL is the lease — incremented on open and
-//!   decremented on close by the node that holds the stream; the quota is the sum over the
-//!   fleet's live members (one increment plus one read per other member, concurrently, at each
-//!   open). Every node renews its counters every third of the lease, so a crashed node's
-//!   streams stop counting once its membership expires (and its counters after the lease).
-//!   Two opens racing on different nodes may both be refused, never both admitted past the
-//!   quota.
+//! - **Open listen streams**: a count per principal *and node* — key `s.<principal>.<node>` in
+//!   the keyspace `limit-streams`, whose TTL is the lease — written by the node that holds the
+//!   streams, always with **its exact count** (what it holds right then, not a delta): on open,
+//!   on close, and every third of the lease. So a write lost in a broker blip, or an entry
+//!   lost in a failover, is true again at the next renewal; nothing drifts. Writes are
+//!   compare-and-set on the revision read, with the count read after it, so of two writes
+//!   racing on one node the last to land holds the newer count. The quota is the sum over the
+//!   fleet's live members (one write plus one read per other member, concurrently, at each
+//!   open); a crashed node's streams stop counting once its membership expires (and its
+//!   entries after the lease). Two opens racing on different nodes may both be refused, never
+//!   both admitted past the quota.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -129,26 +132,20 @@ impl FleetLimits {
     pub(crate) async fn acquire_stream(&self, principal: &str) -> Result<Result<FleetSlot, LimitReached>, ServerError> {
         let who = digest(principal);
         *lock(&self.inner.held).entry(who.clone()).or_insert(0) += 1;
-        let mine = match self.inner.streams.increment(&stream_key(&who, &self.inner.node), 1).await {
-            Ok(mine) => mine,
-            Err(error) => {
-                // Maybe counted, maybe not: leave the counter to the renewals and the lease.
-                release_held(&self.inner, &who);
-                return Err(error.into());
-            }
-        };
-        // From here on, a refusal (or the caller going away) gives the slot back.
+        // From here on, a refusal, an error (the count is written again, exactly) or the
+        // caller going away gives the slot back.
         let slot = FleetSlot { inner: self.inner.clone(), principal: who.clone() };
+        let mine = write_count(&self.inner, &who).await?;
         let others = (self.inner.members)().into_iter().map(|m| digest(&m)).filter(|m| *m != self.inner.node);
         let reads = join_all(others.map(|node| {
             let key = stream_key(&who, &node);
             async move { self.inner.streams.get(&key).await }
         }))
         .await;
-        let mut total = mine;
+        let mut total = i64::try_from(mine).unwrap_or(i64::MAX);
         for read in reads {
             if let Some(record) = read? {
-                total += mcp_fleet_bus::parse_counter("", &record.value).unwrap_or(0).max(0);
+                total = total.saturating_add(mcp_fleet_bus::parse_counter("", &record.value).unwrap_or(0).max(0));
             }
         }
         if total > i64::try_from(self.inner.max_streams).unwrap_or(i64::MAX) {
@@ -156,6 +153,31 @@ impl FleetLimits {
         }
         Ok(Ok(slot))
     }
+}
+
+/// Most compare-and-set rounds of one count write (only this node's writes of one principal
+/// contend, and each round one of them wins).
+const WRITE_ATTEMPTS: usize = 32;
+
+/// Write this node's exact count of `principal`'s streams (renewing its lease); answers it.
+/// The count is read after the entry's revision, and written only while that revision holds:
+/// a write that loses to another is done again with the count then, so the entry ends at the
+/// count after the last change, whatever order racing writes land in.
+async fn write_count(inner: &Inner, principal: &str) -> Result<u64, mcp_fleet_bus::BusError> {
+    let key = stream_key(principal, &inner.node);
+    for _ in 0..WRITE_ATTEMPTS {
+        let found = inner.streams.get(&key).await?;
+        let count = lock(&inner.held).get(principal).copied().unwrap_or(0);
+        let value = count.to_string().into_bytes();
+        let written = match found {
+            Some(record) => inner.streams.compare_and_set(&key, record.revision, value).await?.is_some(),
+            None => inner.streams.create(&key, value).await?.is_some(),
+        };
+        if written {
+            return Ok(count);
+        }
+    }
+    Err(mcp_fleet_bus::BusError::Backend(format!("stream count {key} kept changing under {WRITE_ATTEMPTS} writes")))
 }
 
 fn release_held(inner: &Inner, principal: &str) {
@@ -171,31 +193,32 @@ fn release_held(inner: &Inner, principal: &str) {
 impl Drop for FleetSlot {
     fn drop(&mut self) {
         release_held(&self.inner, &self.principal);
-        // The renewing task decrements the counter (a drop cannot await).
+        // The renewing task writes the new count (a drop cannot await).
         let _ = self.inner.closed.send(std::mem::take(&mut self.principal));
     }
 }
 
-/// Decrement the counters of closed streams as they close, and renew every counter this node
-/// holds every `every` (an increment by zero renews the TTL), until `stop` or the last handle.
+/// Write the counts of closed streams' principals as they close, and every count this node
+/// holds every `every` (renewing their lease, and making any that went wrong true again), until
+/// the last handle is dropped.
 async fn renew(limits: std::sync::Weak<Inner>, mut closed: mpsc::UnboundedReceiver<String>, every: Duration) {
     let mut tick = tokio::time::interval(every.max(Duration::from_millis(10)));
     loop {
-        let (delta, principals) = tokio::select! {
+        let principals = tokio::select! {
             closed = closed.recv() => match closed {
-                Some(principal) => (-1, vec![principal]),
+                Some(principal) => vec![principal],
                 None => return, // every handle is gone
             },
             _ = tick.tick() => {
                 let Some(inner) = limits.upgrade() else { return };
                 let held: Vec<String> = lock(&inner.held).keys().cloned().collect();
-                (0, held)
+                held
             }
         };
         let Some(inner) = limits.upgrade() else { return };
-        for principal in principals {
-            if let Err(error) = inner.streams.increment(&stream_key(&principal, &inner.node), delta).await {
-                tracing::warn!(%error, "could not update a fleet-wide stream counter; it expires with its lease");
+        for result in join_all(principals.iter().map(|principal| write_count(&inner, principal))).await {
+            if let Err(error) = result {
+                tracing::warn!(%error, "could not write a fleet-wide stream count; the next renewal does");
             }
         }
     }
@@ -248,6 +271,71 @@ mod tests {
         })
         .await
         .expect("the closed stream's slot comes back");
+    }
+
+    /// Nodes `a` and `b` with a quota of 2 and a lease of 300 ms (renewed every 100 ms), and
+    /// the keyspace their counts are in.
+    async fn short_lease(bus: &MemoryBus) -> (FleetLimits, FleetLimits, Arc<dyn Keyspace>) {
+        let lease = Duration::from_millis(300);
+        let open = |node: &'static str| {
+            let bus: Arc<dyn ServerEventBus> = Arc::new(bus.as_node(node));
+            let members = Arc::new(|| vec!["a".to_owned(), "b".to_owned()]);
+            async move { FleetLimits::open(&bus, (2, None, lease), node, members).await.unwrap() }
+        };
+        let keys = bus.keyspace("limit-streams", lease).await.unwrap();
+        (open("a").await, open("b").await, keys)
+    }
+
+    /// Whether `limits` admits one more stream of `p` (given back at once).
+    async fn admits(limits: &FleetLimits) -> bool {
+        limits.acquire_stream("p").await.unwrap().is_ok()
+    }
+
+    #[tokio::test]
+    async fn a_lost_decrement_heals_at_the_next_renewal() {
+        let bus = MemoryBus::new();
+        let (a, b, keys) = short_lease(&bus).await;
+        let _open = a.acquire_stream("p").await.unwrap().unwrap();
+        // A close whose decrement was lost: a's entry says 2 while it holds 1.
+        keys.put(&stream_key(&digest("p"), &digest("a")), b"2".to_vec()).await.unwrap();
+        assert!(!admits(&b).await, "the wrong count is read");
+        tokio::time::sleep(Duration::from_millis(250)).await;
+        assert!(admits(&b).await, "a's renewal wrote its true count, 1");
+    }
+
+    #[tokio::test]
+    async fn a_count_lost_while_streams_are_open_comes_back_at_the_next_renewal() {
+        let bus = MemoryBus::new();
+        let (a, b, keys) = short_lease(&bus).await;
+        let _open = [a.acquire_stream("p").await.unwrap().unwrap(), a.acquire_stream("p").await.unwrap().unwrap()];
+        assert!(!admits(&b).await);
+        // A failover lost a's entry while its two streams are open.
+        keys.delete(&stream_key(&digest("p"), &digest("a"))).await.unwrap();
+        tokio::time::sleep(Duration::from_millis(250)).await;
+        assert!(!admits(&b).await, "a's renewal wrote its true count, 2, again");
+        assert_eq!(keys.get(&stream_key(&digest("p"), &digest("a"))).await.unwrap().unwrap().value, b"2");
+    }
+
+    #[tokio::test]
+    async fn racing_opens_and_closes_on_one_node_leave_its_exact_count() {
+        let bus = MemoryBus::new();
+        let a = fleet(&bus, "a", &["a"], 100).await;
+        let keys = bus.keyspace("limit-streams", Duration::from_secs(30)).await.unwrap();
+        let count = async || {
+            let record = keys.get(&stream_key(&digest("p"), &digest("a"))).await.unwrap().unwrap();
+            String::from_utf8(record.value).unwrap()
+        };
+        let mut open: Vec<_> =
+            join_all((0..20).map(|_| a.acquire_stream("p"))).await.into_iter().map(|s| s.unwrap().unwrap()).collect();
+        assert_eq!(count().await, "20");
+        open.truncate(10);
+        tokio::time::timeout(Duration::from_secs(5), async {
+            while count().await != "10" {
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+        })
+        .await
+        .expect("the closes are written");
     }
 
     #[tokio::test]

@@ -13,7 +13,7 @@
 //!   [`max_subscriptions_per_session`](crate::LegacyOptions::max_subscriptions_per_session)
 //!   URIs per session (`-32602`, in band).
 //!
-//! Sessions are `post`'s; the store and its counters `session`'s.
+//! Sessions are `post`'s; the store and its slot sets `session`'s.
 
 use http::StatusCode;
 use mcp_fleet_bus::BusError;
@@ -21,7 +21,7 @@ use mcp_fleet_protocol::{RequestId, RpcError};
 use serde_json::{Map, Value};
 
 use super::post::{Refusal, store_unreachable};
-use super::session::{SessionLimit, SessionRecord, SessionStore};
+use super::session::{SessionLimit, SessionRecord, SessionStore, new_session_id};
 use crate::McpHandler;
 use crate::context::{ClientAddr, Principal};
 use crate::http::error_response;
@@ -40,7 +40,8 @@ impl McpHandler {
     }
 
     /// Store `record` as a new session of the caller's, after taking one of its session slots
-    /// (noted in the record, to be given back when it ends); its id, or the refusal.
+    /// for it (the quota key noted in the record: the slot is renewed with it and given back
+    /// when it ends); its id, or the refusal.
     pub(super) async fn open_session(
         &self,
         store: &SessionStore,
@@ -50,33 +51,37 @@ impl McpHandler {
         id: &RequestId,
     ) -> Result<String, Refusal> {
         let unreachable = |e: BusError| Box::new(store_unreachable(&e));
-        match self.take_session_slot(store, parts, principal).await.map_err(unreachable)? {
-            Ok(quota) => record.quota = quota,
-            Err(limit) => {
-                let error = RpcError::invalid_request(limit.to_string()).with_status(StatusCode::TOO_MANY_REQUESTS);
-                return Err(Box::new(error_response(Some(id), &error)));
-            }
-        }
-        match store.create(record).await {
-            Ok(session) => Ok(session),
-            Err(e) => {
-                if let Some(quota) = &record.quota
-                    && let Err(e) = store.release(quota).await
-                {
-                    tracing::warn!(error = %e, "a session slot was not given back; it lapses with its counter");
+        loop {
+            let session = new_session_id();
+            match self.take_session_slot(store, parts, principal, &session).await.map_err(unreachable)? {
+                Ok(quota) => record.quota = quota,
+                Err(limit) => {
+                    let error = RpcError::invalid_request(limit.to_string()).with_status(StatusCode::TOO_MANY_REQUESTS);
+                    return Err(Box::new(error_response(Some(id), &error)));
                 }
-                Err(unreachable(e))
             }
+            let created = store.create(&session, record).await;
+            if let Ok(true) = created {
+                return Ok(session);
+            }
+            if let Some(quota) = &record.quota
+                && let Err(e) = store.release(quota, &session).await
+            {
+                tracing::warn!(error = %e, "a session slot was not given back; it lapses at its expiry");
+            }
+            // `Ok(false)`: a 128-bit collision; draw again.
+            created.map_err(unreachable)?;
         }
     }
 
-    /// The quota key a new session counts under, once its slot is taken; `Ok(Ok(None))` when
-    /// no quota applies (an anonymous caller on loopback, or of unknown address).
+    /// The quota key new session `session` counts under, once its slot is taken; `Ok(Ok(None))`
+    /// when no quota applies (an anonymous caller on loopback, or of unknown address).
     async fn take_session_slot(
         &self,
         store: &SessionStore,
         parts: &http::request::Parts,
         principal: Option<&Principal>,
+        session: &str,
     ) -> Result<Result<Option<String>, SessionLimit>, BusError> {
         let legacy = &self.shared.options.legacy;
         let loopback_exempt = self.shared.options.listen.budget.loopback_exempt;
@@ -87,7 +92,8 @@ impl McpHandler {
             }
             (None, _) => return Ok(Ok(None)),
         };
-        Ok(store.admit(&key, limit).await?.map(|()| Some(key)).map_err(|limit| SessionLimit { who, limit }))
+        let taken = store.admit(&key, session, limit).await?;
+        Ok(taken.map(|()| Some(key)).map_err(|limit| SessionLimit { who, limit }))
     }
 
     /// Refuse a subscription change naming a URI longer than the listen streams allow, or

@@ -355,9 +355,9 @@ impl McpHandler {
         let Some(id) = session.id.clone() else { return Err(Box::new(not_allowed())) };
         let ended = store.end(&id).await.map_err(|e| Box::new(store_unreachable(&e)))?;
         if let (true, Some(quota)) = (ended, &session.record.quota)
-            && let Err(e) = store.release(quota).await
+            && let Err(e) = store.release(quota, &id).await
         {
-            tracing::warn!(error = %e, "a session slot was not given back; it lapses with its counter");
+            tracing::warn!(error = %e, "a session slot was not given back; it lapses at its expiry");
         }
         self.shared.metrics.legacy.sessions_ended.inc();
         if let Err(e) = self.publish_session(Change::session(id, SessionOp::End, None)).await {

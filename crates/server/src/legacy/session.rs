@@ -39,7 +39,8 @@ pub(crate) struct SessionRecord {
     #[serde(rename = "o", default, skip_serializing_if = "Option::is_none")]
     pub(crate) owner: Option<String>,
     /// The session-quota key its slot was taken under (the owner's, or an anonymous caller's
-    /// address), given back when it is ended; `None` when it took none.
+    /// address): renewed with the record, given back when it is ended; `None` when it took
+    /// none.
     #[serde(rename = "q", default, skip_serializing_if = "Option::is_none")]
     pub(crate) quota: Option<String>,
     /// When the record was last written (ms since the epoch): requests renew it past a
@@ -111,10 +112,10 @@ const UPDATE_ATTEMPTS: usize = 16;
 pub(crate) struct SessionStore {
     keys: Arc<dyn Keyspace>,
     /// Sessions per quota key (a principal's [`Principal::limit_key`], as the session is bound,
-    /// or an anonymous caller's address): a counter per key, up on `initialize`, down on DELETE.
-    /// Sessions that expire unused are not counted down; the counter itself expires one TTL
-    /// after the principal's last new session, so the limit bounds the sessions a principal
-    /// opens within one TTL (minus those it ended).
+    /// or an anonymous caller's address): a slot set per key, one slot per session id, taken on
+    /// `initialize`, renewed whenever the record is written (so a slot outlives its record by a
+    /// round trip at most), given back on DELETE. A session that expires unused gives its slot
+    /// back when the slot expires: nothing outlives the session it counts.
     counts: Arc<dyn Keyspace>,
 }
 
@@ -132,38 +133,32 @@ impl SessionStore {
         SessionStore { keys, counts }
     }
 
-    /// Take one of the session slots of quota key `principal` (fleet-wide), of which there are
-    /// `limit`; `Ok(Err(limit))` at the limit.
-    pub(crate) async fn admit(&self, principal: &str, limit: usize) -> Result<Result<(), usize>, BusError> {
-        let key = principal_key(principal);
-        let held = self.counts.increment(&key, 1).await?;
-        if held > i64::try_from(limit).unwrap_or(i64::MAX) {
-            self.counts.increment(&key, -1).await?;
-            return Ok(Err(limit));
-        }
-        Ok(Ok(()))
+    /// Take a slot for session `id` among the `limit` slots of quota key `quota` (fleet-wide);
+    /// `Ok(Err(limit))` at the limit. The slot lives the session TTL unless renewed.
+    pub(crate) async fn admit(&self, quota: &str, id: &str, limit: usize) -> Result<Result<(), usize>, BusError> {
+        let held = self.counts.hold_slot(&principal_key(quota), id, self.counts.ttl(), limit).await?;
+        Ok(if held { Ok(()) } else { Err(limit) })
     }
 
-    /// Give back one of quota key `principal`'s session slots (its session ended).
-    pub(crate) async fn release(&self, principal: &str) -> Result<(), BusError> {
-        let key = principal_key(principal);
-        if self.counts.increment(&key, -1).await? < 0 {
-            // The counter had expired meanwhile: never let it go below zero.
-            self.counts.put(&key, b"0".to_vec()).await?;
-        }
-        Ok(())
+    /// Give back session `id`'s slot of quota key `quota` (the session ended).
+    pub(crate) async fn release(&self, quota: &str, id: &str) -> Result<(), BusError> {
+        self.counts.release_slot(&principal_key(quota), id).await.map(drop)
     }
 
-    /// Store a new session; answers its id.
-    pub(crate) async fn create(&self, record: &SessionRecord) -> Result<String, BusError> {
-        let bytes = encode(record);
-        loop {
-            let id = new_session_id();
-            if self.keys.create(&id, bytes.clone()).await?.is_some() {
-                return Ok(id);
-            }
-            // A 128-bit collision: draw again.
+    /// Renew the slot of session `id` as its record was just renewed (restoring it, whatever
+    /// the count, if it was lost: the session is live). A failure is logged: the slot then
+    /// lapses before its session, which lets one more session in, never fewer.
+    async fn renew_slot(&self, id: &str, record: &SessionRecord) {
+        let Some(quota) = &record.quota else { return };
+        if let Err(e) = self.counts.hold_slot(&principal_key(quota), id, self.counts.ttl(), usize::MAX).await {
+            tracing::warn!(error = %e, "a session slot was not renewed; it may lapse before its session");
         }
+    }
+
+    /// Store the new session `id` (drawn with [`new_session_id`]); `false` when the id is taken
+    /// (a 128-bit collision: draw another).
+    pub(crate) async fn create(&self, id: &str, record: &SessionRecord) -> Result<bool, BusError> {
+        Ok(self.keys.create(id, encode(record)).await?.is_some())
     }
 
     /// The live session `id` and its revision, renewed when it was last written more than a
@@ -183,7 +178,9 @@ impl SessionStore {
         if now.saturating_sub(record.written_ms) > renew_after {
             record.written_ms = now;
             // Losing this race means another request just wrote (and so renewed) it.
-            self.keys.compare_and_set(id, found.revision, encode(&record)).await?;
+            if self.keys.compare_and_set(id, found.revision, encode(&record)).await?.is_some() {
+                self.renew_slot(id, &record).await;
+            }
         }
         Ok(Some(record))
     }
@@ -201,6 +198,7 @@ impl SessionStore {
             change(&mut record);
             record.written_ms = mcp_fleet_bus::now_ms();
             if self.keys.compare_and_set(id, found.revision, encode(&record)).await?.is_some() {
+                self.renew_slot(id, &record).await;
                 return Ok(Some(record));
             }
         }

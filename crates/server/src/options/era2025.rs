@@ -79,8 +79,8 @@ impl LegacyOptions {
     }
 
     /// Most sessions one authenticated principal may hold across the fleet; past it
-    /// `initialize` gets 429. Sessions that expire unused are not counted down: the count
-    /// lapses one session TTL after the principal's last new session. Default 100.
+    /// `initialize` gets 429. Only live sessions count: one ended with DELETE, or expired
+    /// unused (one session TTL after its last request), gives its slot back. Default 100.
     pub fn max_sessions_per_principal(mut self, sessions: usize) -> Self {
         self.max_sessions_per_principal = sessions;
         self

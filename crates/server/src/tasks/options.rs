@@ -87,7 +87,9 @@ impl TaskOptions {
     }
 
     /// Unfinished tasks one authenticated principal may hold across the fleet; past it a call
-    /// that would become a task gets 429 with `-32603`. Default 100.
+    /// that would become a task gets 429 with `-32603`. A task's slot is given back when it
+    /// finishes, or, if it never does (its replica died, nobody read it again), at its TTL.
+    /// Default 100.
     pub fn max_tasks_per_principal(mut self, tasks: usize) -> Self {
         self.max_tasks_per_principal = tasks;
         self

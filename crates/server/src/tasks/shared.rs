@@ -132,7 +132,7 @@ impl Tasks {
             }
             Err(e) => return Err(e),
         };
-        let store = TaskStore::new(records, options.max_tasks_per_principal);
+        let store = TaskStore::new(records, options.max_tasks_per_principal, options.ttl);
         let node = parts.bus.node_id().to_owned();
         let run = format!("{:016x}", rand::random::<u64>());
         // Not fatal: the tasks' loop records it again at its first tick (without it, the
@@ -173,9 +173,11 @@ impl Tasks {
             return Err(RpcError::internal("This replica is shutting down; retry on another replica"));
         }
         let store_error = |e: BusError| RpcError::internal(format!("The task store is unavailable: {e}"));
-        if let Err(limit) = self.store.admit(principal).await.map_err(store_error)? {
+        if let Err(limit) = self.store.admit(principal, id).await.map_err(store_error)? {
             return Err(RpcError::internal(limit.to_string()).with_status(http::StatusCode::TOO_MANY_REQUESTS));
         }
+        // Made after the slot is taken, so the slot (the task's TTL from the admission) never
+        // frees before the task reads as expired.
         let owner = (!detached).then(|| Owner { node: self.node.clone(), run: self.run.clone() });
         let new = NewTask {
             id: id.to_owned(),
@@ -188,7 +190,7 @@ impl Tasks {
         let record = TaskRecord::new(new, now_ms());
         let created = self.store.create(&record).await;
         if !matches!(created, Ok(true)) {
-            let _ = self.store.release(principal).await;
+            let _ = self.store.release(principal, id).await;
             return Err(match created {
                 Err(e) => store_error(e),
                 // 128 random bits collided: the runner's next id will not.
@@ -213,8 +215,8 @@ impl Tasks {
                 self.audit_transition(&u.record, Some(u.previous));
             }
             if !u.was_terminal && u.record.status.is_terminal() {
-                if let Err(e) = self.store.release(&u.record.principal).await {
-                    tracing::warn!(error = %e, "could not release a principal's task slot; it frees up at the counter's expiry");
+                if let Err(e) = self.store.release(&u.record.principal, id).await {
+                    tracing::warn!(error = %e, "could not release a principal's task slot; it frees up at the task's expiry");
                 }
                 let took = u.record.updated_ms.saturating_sub(u.record.created_ms);
                 self.metrics.tasks.finished(u.record.status, Duration::from_millis(took));

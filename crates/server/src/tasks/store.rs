@@ -5,13 +5,16 @@
 //! record past its own TTL counted from creation is reported expired by the reader):
 //! - `t.<id>` → the [`TaskRecord`], changed only by compare-and-set (two replicas changing one
 //!   task at once never lose either change).
-//! - `p.<sha256>` → a principal's unfinished tasks, up at creation, down at the terminal
-//!   transition (whichever replica makes it).
+//! - the slot set `p.<sha256>` → a principal's unfinished tasks: one slot per task id, taken
+//!   at creation with the task's TTL, given back at the terminal transition (whichever replica
+//!   makes it); a task that never gets there (its node died, it was detached and never read
+//!   again, a terminal write's reply was lost) frees its slot when it expires.
 //! - `n.<sha256>` → the incarnation a node currently runs as (and while it drains, until when),
 //!   so a task whose node restarted under the same id is known orphaned, and one whose node
 //!   drains is not, until the drain's deadline.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use mcp_fleet_bus::{BusError, Keyspace};
 use mcp_fleet_protocol::tasks::TaskStatus;
@@ -54,11 +57,13 @@ pub(crate) struct TaskLimit(pub(crate) usize);
 pub(crate) struct TaskStore {
     keys: Arc<dyn Keyspace>,
     max_per_principal: usize,
+    /// A task's TTL from its creation: how long its slot lives unless given back.
+    task_ttl: Duration,
 }
 
 impl TaskStore {
-    pub(crate) fn new(keys: Arc<dyn Keyspace>, max_per_principal: usize) -> Self {
-        TaskStore { keys, max_per_principal }
+    pub(crate) fn new(keys: Arc<dyn Keyspace>, max_per_principal: usize, task_ttl: Duration) -> Self {
+        TaskStore { keys, max_per_principal, task_ttl }
     }
 
     /// Store a new task; `false` when its id is taken (draw another).
@@ -99,31 +104,23 @@ impl TaskStore {
         Err(BusError::Backend(format!("task {id} kept changing under {UPDATE_ATTEMPTS} updates")))
     }
 
-    /// Take one of `principal`'s task slots (fleet-wide); `Ok(Err(_))` at the limit. A server
-    /// without authentication (`principal` empty) has no per-principal limit.
-    pub(crate) async fn admit(&self, principal: &str) -> Result<Result<(), TaskLimit>, BusError> {
+    /// Take a slot for task `id` among `principal`'s (fleet-wide), for the task's TTL;
+    /// `Ok(Err(_))` at the limit. A server without authentication (`principal` empty) has no
+    /// per-principal limit.
+    pub(crate) async fn admit(&self, principal: &str, id: &str) -> Result<Result<(), TaskLimit>, BusError> {
         if principal.is_empty() {
             return Ok(Ok(()));
         }
-        let key = hashed("p", principal);
-        if self.keys.increment(&key, 1).await? > self.max_per_principal as i64 {
-            self.keys.increment(&key, -1).await?;
-            return Ok(Err(TaskLimit(self.max_per_principal)));
-        }
-        Ok(Ok(()))
+        let held = self.keys.hold_slot(&hashed("p", principal), id, self.task_ttl, self.max_per_principal).await?;
+        Ok(if held { Ok(()) } else { Err(TaskLimit(self.max_per_principal)) })
     }
 
-    /// Give back one of `principal`'s slots (its task finished).
-    pub(crate) async fn release(&self, principal: &str) -> Result<(), BusError> {
+    /// Give back task `id`'s slot among `principal`'s (the task finished).
+    pub(crate) async fn release(&self, principal: &str, id: &str) -> Result<(), BusError> {
         if principal.is_empty() {
             return Ok(());
         }
-        let key = hashed("p", principal);
-        if self.keys.increment(&key, -1).await? < 0 {
-            // The counter expired meanwhile: never let it go below zero.
-            self.keys.put(&key, b"0".to_vec()).await?;
-        }
-        Ok(())
+        self.keys.release_slot(&hashed("p", principal), id).await.map(drop)
     }
 
     /// Record what `node` runs as now.
@@ -169,11 +166,10 @@ mod tests {
     use super::*;
     use crate::tasks::record::{NewTask, new_task_id};
     use mcp_fleet_bus::{MemoryBus, ServerEventBus};
-    use std::time::Duration;
 
     async fn store(limit: usize) -> TaskStore {
         let keys = MemoryBus::new().keyspace("tasks", Duration::from_secs(60)).await.unwrap();
-        TaskStore::new(keys, limit)
+        TaskStore::new(keys, limit, Duration::from_secs(30))
     }
 
     fn record() -> TaskRecord {
@@ -200,14 +196,17 @@ mod tests {
     #[tokio::test]
     async fn principals_hold_at_most_their_limit_of_tasks() {
         let store = store(2).await;
-        assert!(store.admit("p").await.unwrap().is_ok());
-        assert!(store.admit("p").await.unwrap().is_ok());
-        assert!(store.admit("p").await.unwrap().is_err());
-        assert!(store.admit("q").await.unwrap().is_ok(), "another principal has its own");
-        store.release("p").await.unwrap();
-        assert!(store.admit("p").await.unwrap().is_ok());
-        for _ in 0..5 {
-            assert!(store.admit("").await.unwrap().is_ok(), "no authentication, no per-principal limit");
+        let ids: Vec<String> = (0..3).map(|_| new_task_id()).collect();
+        assert!(store.admit("p", &ids[0]).await.unwrap().is_ok());
+        assert!(store.admit("p", &ids[1]).await.unwrap().is_ok());
+        assert!(store.admit("p", &ids[2]).await.unwrap().is_err());
+        assert!(store.admit("q", &ids[2]).await.unwrap().is_ok(), "another principal has its own");
+        store.release("p", &ids[0]).await.unwrap();
+        store.release("p", &ids[0]).await.unwrap();
+        assert!(store.admit("p", &ids[2]).await.unwrap().is_ok());
+        assert!(store.admit("p", &new_task_id()).await.unwrap().is_err(), "released once, freed one");
+        for id in &ids {
+            assert!(store.admit("", id).await.unwrap().is_ok(), "no authentication, no per-principal limit");
         }
         let run = RunRecord { run: "r1".into(), draining_until_ms: Some(9) };
         store.set_run("node a", &run).await.unwrap();
