@@ -17,9 +17,9 @@
 //! updates, so an update published after a subscription was acknowledged is never filtered out
 //! by a stream that has not heard of it yet. Every event written carries an SSE id — its
 //! position in the bus's history, which means the same on every replica, sealed for a scoped
-//! principal's session ([`EventIds`]) — and a stream opens
-//! with a priming event (an id, no data), so a client can resume even before its first
-//! notification. A client reconnecting with `Last-Event-ID` (to any replica) gets what it missed
+//! principal's session ([`EventIds`]), each its own and written in order — and a stream opens
+//! with a priming event (an id, no data) at the position before everything it writes, so a
+//! client can resume even before its first notification, and misses nothing by doing so. A client reconnecting with `Last-Event-ID` (to any replica) gets what it missed
 //! from that node's [`History`], or, when the history cannot tell, a notification for every list
 //! and every subscribed URI: the gap rule — never silence.
 
@@ -64,54 +64,60 @@ fn notification(method: &str, uri: Option<&str>, meta: &Value) -> Notification {
     encode_notification(method, &params).into()
 }
 
+/// A notification and the position its SSE id names: the event it announces (or, for one
+/// without a position, the newest the stream had been offered; `None` before any).
+type Stamped = (Option<Position>, Notification);
+
 /// What one GET stream still has to write: at most one frame per list and per URI (the newest).
 #[derive(Debug, Default)]
 struct Pending {
     /// URIs the session subscribed (kept current by session events).
     subscriptions: BTreeSet<String>,
     /// Pending list changes, by [`ListKind::ANNOUNCED`] position.
-    lists: [Option<Notification>; 3],
+    lists: [Option<Stamped>; 3],
     /// Pending resource updates.
-    uris: BTreeMap<String, Notification>,
+    uris: BTreeMap<String, Stamped>,
     keepalive: bool,
     closing: bool,
-    /// The newest positioned event offered to this stream: the id of what it writes, from
-    /// which a resume replays (see [`History`]).
+    /// The newest positioned event offered to this stream (the stamp of what has none).
     position: Option<Position>,
-    /// The priming event (an id and no data, so a client that heard nothing yet can still
-    /// resume) is still to be written.
-    prime: bool,
+    /// The priming event still to be written (an id and no data, so a client that heard
+    /// nothing yet can still resume), at the position *before* anything the stream writes: a
+    /// client that hears only it and reconnects is replayed everything after.
+    prime: Option<Position>,
 }
 
 impl Pending {
     /// Mark everything the session follows with `lists` (one frame per announced list) and a
     /// resource frame per subscribed URI carrying `meta` (the gap rule).
     fn invalidate(&mut self, lists: &[Notification; 3], meta: &Value) {
-        self.lists = lists.clone().map(Some);
-        self.uris =
-            self.subscriptions.iter().map(|u| (u.clone(), notification(RESOURCE_UPDATED, Some(u), meta))).collect();
+        let at = self.position;
+        self.lists = lists.clone().map(|n| Some((at, n)));
+        self.uris = self
+            .subscriptions
+            .iter()
+            .map(|u| (u.clone(), (at, notification(RESOURCE_UPDATED, Some(u), meta))))
+            .collect();
     }
 
-    /// Write everything pending as SSE events whose id is the stream's position written by
-    /// `id_of` (after the priming event, first time); answers how many notifications.
-    fn drain_into(&mut self, buf: &mut Vec<u8>, id_of: impl FnOnce(Position) -> String) -> usize {
-        let pending: Vec<Notification> = self
+    /// Write everything pending as SSE events in the order of their positions, each with its
+    /// own as id (written by `id_of`), after the priming event the first time; answers how many
+    /// notifications. One id for all, or lists before URIs whatever their order, would let a
+    /// client that drops mid-write resume past what it never read.
+    fn drain_into(&mut self, buf: &mut Vec<u8>, id_of: impl Fn(Position) -> String) -> usize {
+        let mut pending: Vec<Stamped> = self
             .lists
             .iter_mut()
             .filter_map(Option::take)
             .chain(std::mem::take(&mut self.uris).into_values())
             .collect();
-        let prime = std::mem::take(&mut self.prime);
-        if pending.is_empty() && !prime {
-            return 0;
-        }
-        let id = id_of(self.position.unwrap_or((0, 0)));
-        if prime {
+        pending.sort_by_key(|(at, _)| *at);
+        if let Some(at) = self.prime.take() {
             // Writing into a Vec cannot fail.
-            let _ = write!(buf, "id: {id}\ndata: \n\n");
+            let _ = write!(buf, "id: {}\ndata: \n\n", id_of(at));
         }
-        for json in &pending {
-            let _ = writeln!(buf, "id: {id}");
+        for (at, json) in &pending {
+            let _ = writeln!(buf, "id: {}", id_of(at.unwrap_or((0, 0))));
             sse::write_event(buf, json);
         }
         pending.len()
@@ -242,29 +248,35 @@ impl SessionStreams {
     ) -> Result<SessionStreamBody, StreamRefused> {
         let key = self.inner.next_key.fetch_add(1, Ordering::Relaxed);
         let position = self.inner.history.newest();
-        let missed = last_event_id.map(|id| {
-            let after = self.inner.ids.read(id, scope.as_deref());
+        let after = last_event_id.map(|id| self.inner.ids.read(id, scope.as_deref()));
+        let missed = after.map(|after| {
             after.and_then(|after| self.inner.history.missed_since(after, scope.as_deref(), &subscriptions))
         });
-        let mut pending = Pending { subscriptions, position, prime: true, ..Pending::default() };
+        let mut pending = Pending { subscriptions, position, ..Pending::default() };
         // The history keeps the fleet's rendering; a scoped principal's replay gets its tenant's.
         let render = |m: &Value| if scope.is_some() { tenant_meta(m) } else { m.clone() };
-        match &missed {
-            None => {}
-            Some(Some(missed)) => {
-                for (slot, meta) in missed.lists.iter().enumerate() {
+        pending.prime = Some(match (after.flatten(), &missed) {
+            (_, None) => position.unwrap_or((0, 0)),
+            (Some(after), Some(Some(missed))) => {
+                for (slot, found) in missed.lists.iter().enumerate() {
                     let method = ListKind::ANNOUNCED[slot].list_changed();
-                    pending.lists[slot] = meta.as_ref().map(|m| notification(method, None, &render(m)));
+                    pending.lists[slot] =
+                        found.as_ref().map(|(at, m)| (Some(*at), notification(method, None, &render(m))));
                 }
-                let update =
-                    |(u, m): (&String, &Value)| (u.clone(), notification(RESOURCE_UPDATED, Some(u), &render(m)));
+                let update = |(u, (at, m)): (&String, &(Position, Value))| {
+                    (u.clone(), (Some(*at), notification(RESOURCE_UPDATED, Some(u), &render(m))))
+                };
                 pending.uris = missed.uris.iter().map(update).collect();
+                after
             }
-            Some(None) => {
+            _ => {
                 let meta = json!({"gap": true, "resumed": true});
                 pending.invalidate(&gap_frames(&meta), &meta);
+                // Version 0 is below every history's floor: resuming from it is the gap rule
+                // again, so an invalidation the client did not read is never skipped.
+                (position.map_or(0, |(epoch, _)| epoch), 0)
             }
-        }
+        });
         let stream = Arc::new(SessionStream {
             key,
             session: session.to_owned(),
@@ -333,8 +345,8 @@ impl SessionStreams {
                     if stream.state().subscriptions.contains(uri) {
                         let update = frames.get(stream.is_scoped(), |m| notification(RESOURCE_UPDATED, Some(uri), m));
                         stream.update(self, |p| {
-                            p.uris.insert(uri.clone(), update);
                             p.advance(position);
+                            p.uris.insert(uri.clone(), (p.position, update));
                         });
                     }
                 }
@@ -347,8 +359,8 @@ impl SessionStreams {
                 for stream in streams.values().filter(|s| s.hears(scope)) {
                     let changed = frames.get(stream.is_scoped(), |m| notification(method, None, m));
                     stream.update(self, |p| {
-                        p.lists[slot] = Some(changed);
                         p.advance(position);
+                        p.lists[slot] = Some((p.position, changed));
                     });
                 }
             }
@@ -578,7 +590,8 @@ mod tests {
         assert!(text.contains("notifications/tools/list_changed"), "{text}");
         assert_eq!(text.matches("notifications/resources/updated").count(), 1, "{text}");
         assert!(text.contains("test://a") && !text.contains("test://b"), "{text}");
-        assert!(text.starts_with("id: 7-4\nevent: message\ndata: {"), "ids are positions: {text}");
+        assert!(text.starts_with("id: 7-2\nevent: message\ndata: {"), "ids are positions: {text}");
+        assert_eq!(ids_of(&text), ["7-2", "7-4"], "each its own, in order: {text}");
         assert!(text.contains(r#""_meta":{"dev.mcp-fleet/event":{"epoch":7,"version":4}}"#), "{text}");
         hear(&streams, Change::session("s1", SessionOp::End, None), 0);
         assert!(poll_fn(|cx| Pin::new(&mut body).poll_frame(cx)).await.is_none());
@@ -595,7 +608,8 @@ mod tests {
         let after_1 = ids.write((7, 1), Some("acme"));
         let mut replayed = streams.open("s1", Some("acme".into()), subs.clone(), Some(&after_1)).unwrap();
         let text = next_text(&mut replayed).await;
-        assert_eq!(ids.read(id_of(&text), Some("acme")), Some((7, 3)), "{text}");
+        let positions: Vec<_> = ids_of(&text).into_iter().map(|id| ids.read(id, Some("acme"))).collect();
+        assert_eq!(positions, [Some((7, 1)), Some((7, 2))], "primed before the replay, then the update's own: {text}");
         assert!(text.contains("resources/updated") && text.contains("test://w"), "{text}");
         assert!(!text.contains("list_changed"), "nothing else was missed by acme: {text}");
         assert!(!text.contains("version"), "the tenant rendering of what was missed: {text}");
@@ -617,6 +631,48 @@ mod tests {
     /// The id of the first event in `text`.
     fn id_of(text: &str) -> &str {
         text.strip_prefix("id: ").and_then(|t| t.split_once('\n')).map_or("", |(id, _)| id)
+    }
+
+    /// The ids of every event in `text`, in order.
+    fn ids_of(text: &str) -> Vec<&str> {
+        text.lines().filter_map(|l| l.strip_prefix("id: ")).collect()
+    }
+
+    /// Where `what` first appears in `text`.
+    fn at(text: &str, what: &str) -> usize {
+        text.find(what).unwrap_or_else(|| panic!("{what} missing: {text}"))
+    }
+
+    #[tokio::test]
+    async fn each_event_carries_its_own_id_in_version_order_after_a_prime_before_the_replay() {
+        let streams = streams(10);
+        let subs = BTreeSet::from(["test://a".to_owned()]);
+        hear(&streams, Change::list(EventKind::ToolsListChanged), 37);
+        hear(&streams, Change::resource("test://a"), 38);
+        hear(&streams, Change::list(EventKind::ToolsListChanged), 39);
+        hear(&streams, Change::list(EventKind::PromptsListChanged), 40);
+        let mut resumed = streams.open("s1", None, subs.clone(), Some("7-37")).unwrap();
+        let text = next_text(&mut resumed).await;
+        assert_eq!(ids_of(&text), ["7-37", "7-38", "7-39", "7-40"], "{text}");
+        assert!(at(&text, "test://a") < at(&text, "tools/list_changed"), "{text}");
+        assert!(at(&text, "tools/list_changed") < at(&text, "prompts/list_changed"), "{text}");
+        // A client that read only the priming event, then lost its connection, misses nothing.
+        let mut again = streams.open("s2", None, subs.clone(), Some(ids_of(&text)[0])).unwrap();
+        assert_eq!(ids_of(&next_text(&mut again).await), ["7-37", "7-38", "7-39", "7-40"]);
+        // Live events written in one go keep their own ids and their order too.
+        hear(&streams, Change::resource("test://a"), 41);
+        hear(&streams, Change::list(EventKind::ToolsListChanged), 42);
+        let text = next_text(&mut again).await;
+        assert_eq!(ids_of(&text), ["7-41", "7-42"], "{text}");
+        assert!(at(&text, "test://a") < at(&text, "tools/list_changed"), "{text}");
+        // A fresh stream primes at the newest position; an unknown one's prime resumes to the gap rule.
+        let mut fresh = streams.open("s3", None, subs.clone(), None).unwrap();
+        assert_eq!(next_text(&mut fresh).await, "id: 7-42\ndata: \n\n");
+        let mut gap = streams.open("s4", None, subs.clone(), Some("7-1")).unwrap();
+        let text = next_text(&mut gap).await;
+        assert_eq!(ids_of(&text)[..2], ["7-0", "7-42"], "{text}");
+        let mut gap_again = streams.open("s5", None, subs, Some("7-0")).unwrap();
+        assert!(next_text(&mut gap_again).await.contains(r#""resumed":true"#));
     }
 
     #[tokio::test]
