@@ -3,9 +3,9 @@
 //! it missed instead of a blanket invalidation.
 //!
 //! Every node hears every event of the bus in `(epoch, version)` order, so a position written
-//! by one replica means the same on another. A GET stream's event ids are positions: the newest
-//! event offered to that stream (events it does not follow are skipped by the replay's filter,
-//! never lost). The history keeps the last `capacity` events and the *floor* below which it is
+//! by one replica means the same on another. A GET stream's event ids are positions: each event
+//! carries the position of the event it announces (events it does not follow are skipped by the
+//! replay's filter, never lost), so a client that read up to an event resumes after it. The history keeps the last `capacity` events and the *floor* below which it is
 //! incomplete: what was evicted, or everything before a gap or before this node started. A
 //! resume from a position at or above the floor, in the same epoch, is answered with the
 //! events after it (coalesced per list and URI, filtered by the session's scope and
@@ -45,12 +45,14 @@ struct Ring {
     newest: Option<Position>,
 }
 
-/// What a resumed stream missed: the meta of the newest missed change of each announced list
-/// (by [`ListKind::ANNOUNCED`] position), and of each subscribed URI.
+/// What a resumed stream missed: the newest missed change of each announced list (by
+/// [`ListKind::ANNOUNCED`] position), and of each subscribed URI, each with its meta and the
+/// position it is written at — its own, or for a catalog notification without one the newest
+/// position before it (never below the resume's).
 #[derive(Debug, Default, PartialEq)]
 pub(crate) struct Missed {
-    pub(crate) lists: [Option<Value>; 3],
-    pub(crate) uris: BTreeMap<String, Value>,
+    pub(crate) lists: [Option<(Position, Value)>; 3],
+    pub(crate) uris: BTreeMap<String, (Position, Value)>,
 }
 
 /// The node's recent history (a std mutex: one short critical section per event).
@@ -66,9 +68,11 @@ impl History {
     }
 
     /// Remember an event from the bus (duplicates included: replaying one twice is harmless).
+    /// A session's or task's event is not replayed, but moves the position on all the same: a
+    /// stream opened after it primes there, not at a position before the history's floor.
     pub(crate) fn record(&self, event: &EventEnvelope, meta: &Value) {
-        if event.version == 0 || matches!(event.kind, EventKind::SessionChanged | EventKind::TaskChanged) {
-            return; // not a positioned change (a local announcement), or a session's or task's business
+        if event.version == 0 {
+            return; // not a positioned change (a local announcement)
         }
         let position = (event.epoch, event.version);
         let mut ring = self.lock();
@@ -81,7 +85,9 @@ impl History {
             ring.floor = Some(position);
         }
         ring.newest = ring.newest.max(Some(position));
-        self.push(&mut ring, Entry { position: Some(position), ..entry(event, meta) });
+        if !matches!(event.kind, EventKind::SessionChanged | EventKind::TaskChanged) {
+            self.push(&mut ring, Entry { position: Some(position), ..entry(event, meta) });
+        }
     }
 
     /// Remember a catalog notification this node announced.
@@ -115,17 +121,25 @@ impl History {
         }
         let mut missed = Missed::default();
         let hears = |s: &Option<String>| s.is_none() || s.as_deref() == scope;
-        for e in ring.entries.iter().filter(|e| hears(&e.scope)) {
-            if e.position.is_some_and(|(_, version)| version <= after.1) {
+        // Where the replay stands: every entry, followed or not, moves it on.
+        let mut at = after;
+        for e in &ring.entries {
+            if let Some(position) = e.position {
+                if position.1 <= after.1 {
+                    continue;
+                }
+                at = at.max(position);
+            }
+            if !hears(&e.scope) {
                 continue;
             }
             match (e.kind, &e.uri) {
                 (EventKind::ResourceUpdated, Some(uri)) if subscriptions.contains(uri) => {
-                    missed.uris.insert(uri.clone(), e.meta.clone());
+                    missed.uris.insert(uri.clone(), (at, e.meta.clone()));
                 }
                 (kind, _) => {
                     if let Some(slot) = ListKind::ANNOUNCED.iter().position(|l| crate::fleet::list_event(*l) == kind) {
-                        missed.lists[slot] = Some(e.meta.clone());
+                        missed.lists[slot] = Some((at, e.meta.clone()));
                     }
                 }
             }
@@ -185,10 +199,13 @@ mod tests {
         heard(&h, Change::list(EventKind::PromptsListChanged).in_scope("other"), 6);
         let subs = BTreeSet::from(["test://a".to_owned()]);
         let missed = h.missed_since((7, 2), Some("acme"), &subs).unwrap();
-        assert_eq!(missed.lists[0], Some(json!({"version": 5})), "the newest tools change");
+        assert_eq!(missed.lists[0], Some(((7, 5), json!({"version": 5}))), "the newest tools change");
         assert_eq!(missed.lists[1], None, "another tenant's change is not replayed");
         assert_eq!(missed.uris.keys().collect::<Vec<_>>(), ["test://a"]);
         assert_eq!(h.missed_since((7, 6), None, &subs).unwrap(), Missed::default(), "nothing after the newest");
+        heard(&h, Change::session("s1", mcp_fleet_bus::SessionOp::End, None), 7);
+        assert_eq!(h.newest(), Some((7, 7)), "a session's event moves the position on");
+        assert_eq!(h.missed_since((7, 7), None, &subs).unwrap(), Missed::default(), "and is not replayed");
     }
 
     #[test]
@@ -218,7 +235,7 @@ mod tests {
         );
         heard(&h, Change::list(EventKind::PromptsListChanged), 2);
         let missed = h.missed_since((7, 2), None, &BTreeSet::new()).unwrap();
-        assert_eq!(missed.lists[0], Some(json!({"revision": "ab"})));
+        assert_eq!(missed.lists[0], Some(((7, 2), json!({"revision": "ab"}))), "at the resume's position");
         assert_eq!(missed.lists[1], None);
     }
 }

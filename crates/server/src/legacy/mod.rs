@@ -80,8 +80,9 @@ impl Legacy {
 
 /// The GET streams' upkeep until shutdown: a keepalive comment every keepalive interval (the
 /// listen streams' setting), and every quarter of the session TTL a renewal of the sessions
-/// whose streams are open here — a session with an open stream never expires, and a stream
-/// whose session ended or expired elsewhere closes.
+/// whose streams are open here — a session with an open stream never expires, its streams'
+/// subscriptions are refreshed from its record, and a stream whose session ended or expired
+/// elsewhere closes.
 pub(crate) fn maintain(
     shared: &Arc<crate::endpoint::HandlerShared>,
     mut stop: crate::shutdown::Shutdown,
@@ -114,13 +115,19 @@ pub(crate) fn maintain(
     }
 }
 
-/// Renew the sessions of the open streams; close the streams of sessions that are gone.
+/// Renew the sessions of the open streams and refresh their subscriptions from the records
+/// (one lost announcement must not cost a stream a subscription for its life); close the
+/// streams of sessions that are gone.
 async fn renew(store: &SessionStore, streams: &SessionStreams) {
     for session in streams.sessions() {
+        streams.begin_refresh(&session);
         match store.load(&session).await {
-            Ok(Some(_)) => {}
+            Ok(Some(record)) => streams.refresh_subscriptions(&session, Some(record.subscriptions)),
             Ok(None) => streams.close_session(&session),
-            Err(e) => tracing::warn!(error = %e, "renewing a session failed; retrying at the next renewal"),
+            Err(e) => {
+                streams.refresh_subscriptions(&session, None);
+                tracing::warn!(error = %e, "renewing a session failed; retrying at the next renewal");
+            }
         }
     }
 }

@@ -321,9 +321,7 @@ impl McpHandler {
         parts: &http::request::Parts,
         principal: Option<&Principal>,
     ) -> Result<Response<ResponseBody>, Refusal> {
-        if self.shared.legacy.sessions.is_none() {
-            return Err(Box::new(not_allowed()));
-        }
+        let Some(store) = &self.shared.legacy.sessions else { return Err(Box::new(not_allowed())) };
         if !accepts_sse(parts.headers.get(header::ACCEPT)) {
             return Err(Box::new(http_error(StatusCode::NOT_ACCEPTABLE, "Accept must allow text/event-stream")));
         }
@@ -333,8 +331,22 @@ impl McpHandler {
         let last_event_id = parts.headers.get("last-event-id").map(|v| v.to_str().unwrap_or(""));
         // The tenant is the caller's (which `session_of` checked is the session's own).
         let scope = principal.and_then(|p| p.scope.clone());
-        match self.shared.legacy.streams.open(id, scope, session.record.subscriptions, last_event_id) {
-            Ok(body) => Ok(sse_response(ResponseBody::session_stream(body))),
+        let streams = &self.shared.legacy.streams;
+        match streams.open(id, scope, session.record.subscriptions, last_event_id) {
+            Ok(body) => {
+                // The record was read before the stream was registered: a subscription made
+                // meanwhile was announced to no stream here. Read it again now that the
+                // stream hears the announcements.
+                let found = match store.load(id).await {
+                    Ok(record) => record.map(|r| r.subscriptions),
+                    Err(e) => {
+                        tracing::warn!(error = %e, "re-reading a session's subscriptions failed; the renewal will");
+                        None
+                    }
+                };
+                streams.refresh_subscriptions(id, found);
+                Ok(sse_response(ResponseBody::session_stream(body)))
+            }
             Err(refused @ (StreamRefused::Limit(_) | StreamRefused::Closing)) => {
                 let mut response = http_error(StatusCode::SERVICE_UNAVAILABLE, &refused.to_string());
                 response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from_static("1"));

@@ -6,8 +6,9 @@
 //! stored as `r.<id>` and announced with a session event on the bus ([`SessionOp::Answered`]),
 //! whose arrival wakes the waiter to read it ([`Wakeups`]) — pushed, not polled. A slow poll
 //! (every [`FALLBACK_POLL`]) covers an announcement lost in a bus gap. An answer nobody awaits
-//! (unknown id, another session's, or past its timeout) is refused with a clear error instead
-//! of vanishing.
+//! (unknown id, another session's, past its timeout, or abandoned by its call) is refused with a
+//! clear error instead of vanishing: HTTP 400 with a JSON-RPC error without id, as the 2025
+//! transport asks of a response the server cannot accept.
 //!
 //! [`SessionOp::Answered`]: mcp_fleet_bus::SessionOp::Answered
 
@@ -99,11 +100,31 @@ pub(crate) struct Relay {
     timeout: Duration,
 }
 
-/// One awaited request.
+/// One awaited request. Dropping it — the call answered, timed out, or was abandoned (the
+/// client closed the call's stream, `notifications/cancelled` aborted it) — forgets the request
+/// on this node and in the fleet, so nothing outlives it and a late answer is refused.
 pub(crate) struct Awaited {
     id: String,
     rx: oneshot::Receiver<Answer>,
     bell: Arc<Notify>,
+    relay: Relay,
+}
+
+impl Drop for Awaited {
+    fn drop(&mut self) {
+        self.relay.lock().remove(&self.id);
+        self.relay.wakeups.remove(&self.id);
+        let keys = self.relay.keys.clone();
+        let id = std::mem::take(&mut self.id);
+        // The keyspace is async; a drop outside a runtime (none here: calls run on tokio) leaves
+        // the keys to their TTL (twice the request timeout).
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn(async move {
+                let _ = keys.delete(&format!("w.{id}")).await;
+                let _ = keys.delete(&format!("r.{id}")).await;
+            });
+        }
+    }
 }
 
 impl Relay {
@@ -122,14 +143,15 @@ impl Relay {
             self.wakeups.remove(&id);
             return Err(e);
         }
-        Ok((RequestId::String(id.clone()), Awaited { id, rx, bell }))
+        Ok((RequestId::String(id.clone()), Awaited { id, rx, bell, relay: self.clone() }))
     }
 
-    /// Wait for the answer to `awaited`, up to the configured timeout.
+    /// Wait for the answer to `awaited`, up to the configured timeout (dropping the future
+    /// abandons the request: see [`Awaited`]).
     pub(crate) async fn wait(&self, mut awaited: Awaited) -> Result<Answer, RpcError> {
         let deadline = tokio::time::Instant::now() + self.timeout;
         let key = format!("r.{}", awaited.id);
-        let outcome = loop {
+        loop {
             tokio::select! {
                 answer = &mut awaited.rx => break answer.map_err(|_| RpcError::internal("The answer channel closed")),
                 _ = awaited.bell.notified() => {}
@@ -152,12 +174,7 @@ impl Relay {
                     self.timeout.as_secs()
                 )));
             }
-        };
-        self.lock().remove(&awaited.id);
-        self.wakeups.remove(&awaited.id);
-        let _ = self.keys.delete(&format!("w.{}", awaited.id)).await;
-        let _ = self.keys.delete(&key).await;
-        outcome
+        }
     }
 
     /// Hand `answer` (POSTed by `session`) to the call that waits for it, here or on another
@@ -189,5 +206,54 @@ impl Relay {
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, oneshot::Sender<Answer>>> {
         self.local.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mcp_fleet_bus::{MemoryBus, ServerEventBus};
+
+    async fn relay() -> Relay {
+        let keys = MemoryBus::new().keyspace("replies", Duration::from_secs(60)).await.unwrap();
+        Relay::new(keys, Duration::from_secs(30), Wakeups::default())
+    }
+
+    /// Let the spawned cleanup of a dropped request run.
+    async fn settle() {
+        for _ in 0..10 {
+            tokio::task::yield_now().await;
+        }
+    }
+
+    #[tokio::test]
+    async fn an_abandoned_request_is_forgotten_and_its_late_answer_refused() {
+        let relay = relay().await;
+        let (id, awaited) = relay.expect("s1").await.unwrap();
+        let waiting = tokio::spawn({
+            let relay = relay.clone();
+            async move { relay.wait(awaited).await }
+        });
+        settle().await;
+        // The client closed the call's stream (or cancelled it): the call's task is aborted.
+        waiting.abort();
+        assert!(waiting.await.unwrap_err().is_cancelled());
+        settle().await;
+        assert!(relay.lock().is_empty(), "the waiter's entry is removed");
+        assert!(relay.wakeups.lock().is_empty(), "and its bell");
+        let late = relay.answer("s1", &id, Ok(serde_json::json!({}))).await;
+        assert!(matches!(late, Err(AnswerError::NotAwaited(_))), "a late answer is refused: {late:?}");
+    }
+
+    #[tokio::test]
+    async fn an_answered_request_is_forgotten_too() {
+        let relay = relay().await;
+        let (id, awaited) = relay.expect("s1").await.unwrap();
+        assert!(matches!(relay.answer("s2", &id, Ok(Value::Null)).await, Err(AnswerError::NotAwaited(_))));
+        assert_eq!(relay.answer("s1", &id, Ok(Value::Bool(true))).await.unwrap(), Delivered::Here);
+        assert_eq!(relay.wait(awaited).await.unwrap(), Ok(Value::Bool(true)));
+        settle().await;
+        assert!(relay.lock().is_empty() && relay.wakeups.lock().is_empty());
+        assert!(matches!(relay.answer("s1", &id, Ok(Value::Null)).await, Err(AnswerError::NotAwaited(_))));
     }
 }

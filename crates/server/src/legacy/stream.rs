@@ -17,9 +17,9 @@
 //! updates, so an update published after a subscription was acknowledged is never filtered out
 //! by a stream that has not heard of it yet. Every event written carries an SSE id — its
 //! position in the bus's history, which means the same on every replica, sealed for a scoped
-//! principal's session ([`EventIds`]) — and a stream opens
-//! with a priming event (an id, no data), so a client can resume even before its first
-//! notification. A client reconnecting with `Last-Event-ID` (to any replica) gets what it missed
+//! principal's session ([`EventIds`]), each its own and written in order — and a stream opens
+//! with a priming event (an id, no data) at the position before everything it writes, so a
+//! client can resume even before its first notification, and misses nothing by doing so. A client reconnecting with `Last-Event-ID` (to any replica) gets what it missed
 //! from that node's [`History`], or, when the history cannot tell, a notification for every list
 //! and every subscribed URI: the gap rule — never silence.
 
@@ -64,54 +64,64 @@ fn notification(method: &str, uri: Option<&str>, meta: &Value) -> Notification {
     encode_notification(method, &params).into()
 }
 
+/// A notification and the position its SSE id names: the event it announces (or, for one
+/// without a position, the newest the stream had been offered; `None` before any).
+type Stamped = (Option<Position>, Notification);
+
 /// What one GET stream still has to write: at most one frame per list and per URI (the newest).
 #[derive(Debug, Default)]
 struct Pending {
     /// URIs the session subscribed (kept current by session events).
     subscriptions: BTreeSet<String>,
     /// Pending list changes, by [`ListKind::ANNOUNCED`] position.
-    lists: [Option<Notification>; 3],
+    lists: [Option<Stamped>; 3],
     /// Pending resource updates.
-    uris: BTreeMap<String, Notification>,
+    uris: BTreeMap<String, Stamped>,
     keepalive: bool,
     closing: bool,
-    /// The newest positioned event offered to this stream: the id of what it writes, from
-    /// which a resume replays (see [`History`]).
+    /// The newest positioned event offered to this stream (the stamp of what has none).
     position: Option<Position>,
-    /// The priming event (an id and no data, so a client that heard nothing yet can still
-    /// resume) is still to be written.
-    prime: bool,
+    /// The priming event still to be written (an id and no data, so a client that heard
+    /// nothing yet can still resume), at the position *before* anything the stream writes: a
+    /// client that hears only it and reconnects is replayed everything after.
+    prime: Option<Position>,
+    /// While the session's record is being read (the stream's opening, a renewal): the
+    /// subscription changes heard meanwhile, replayed over what the read finds (see
+    /// [`SessionStreams::refresh_subscriptions`]).
+    journal: Option<Vec<(SessionOp, String)>>,
 }
 
 impl Pending {
     /// Mark everything the session follows with `lists` (one frame per announced list) and a
     /// resource frame per subscribed URI carrying `meta` (the gap rule).
     fn invalidate(&mut self, lists: &[Notification; 3], meta: &Value) {
-        self.lists = lists.clone().map(Some);
-        self.uris =
-            self.subscriptions.iter().map(|u| (u.clone(), notification(RESOURCE_UPDATED, Some(u), meta))).collect();
+        let at = self.position;
+        self.lists = lists.clone().map(|n| Some((at, n)));
+        self.uris = self
+            .subscriptions
+            .iter()
+            .map(|u| (u.clone(), (at, notification(RESOURCE_UPDATED, Some(u), meta))))
+            .collect();
     }
 
-    /// Write everything pending as SSE events whose id is the stream's position written by
-    /// `id_of` (after the priming event, first time); answers how many notifications.
-    fn drain_into(&mut self, buf: &mut Vec<u8>, id_of: impl FnOnce(Position) -> String) -> usize {
-        let pending: Vec<Notification> = self
+    /// Write everything pending as SSE events in the order of their positions, each with its
+    /// own as id (written by `id_of`), after the priming event the first time; answers how many
+    /// notifications. One id for all, or lists before URIs whatever their order, would let a
+    /// client that drops mid-write resume past what it never read.
+    fn drain_into(&mut self, buf: &mut Vec<u8>, id_of: impl Fn(Position) -> String) -> usize {
+        let mut pending: Vec<Stamped> = self
             .lists
             .iter_mut()
             .filter_map(Option::take)
             .chain(std::mem::take(&mut self.uris).into_values())
             .collect();
-        let prime = std::mem::take(&mut self.prime);
-        if pending.is_empty() && !prime {
-            return 0;
-        }
-        let id = id_of(self.position.unwrap_or((0, 0)));
-        if prime {
+        pending.sort_by_key(|(at, _)| *at);
+        if let Some(at) = self.prime.take() {
             // Writing into a Vec cannot fail.
-            let _ = write!(buf, "id: {id}\ndata: \n\n");
+            let _ = write!(buf, "id: {}\ndata: \n\n", id_of(at));
         }
-        for json in &pending {
-            let _ = writeln!(buf, "id: {id}");
+        for (at, json) in &pending {
+            let _ = writeln!(buf, "id: {}", id_of(at.unwrap_or((0, 0))));
             sse::write_event(buf, json);
         }
         pending.len()
@@ -120,6 +130,23 @@ impl Pending {
     /// Record that an event at `position` was offered to this stream.
     fn advance(&mut self, position: Option<Position>) {
         self.position = self.position.max(position);
+    }
+}
+
+/// Apply a subscription change to a stream's pending set.
+fn subscription(p: &mut Pending, op: SessionOp, uri: &str) {
+    if op == SessionOp::Subscribe {
+        p.subscriptions.insert(uri.to_owned());
+    } else {
+        p.subscriptions.remove(uri);
+        p.uris.remove(uri);
+    }
+}
+
+/// Keep in `slot` whichever of its notification and `offered` announces the newer event.
+fn keep_newer(slot: &mut Option<Stamped>, offered: Stamped) {
+    if slot.as_ref().is_none_or(|(at, _)| *at <= offered.0) {
+        *slot = Some(offered);
     }
 }
 
@@ -199,6 +226,9 @@ struct Inner {
     history: History,
     /// The streams' SSE ids (sealed for scoped principals).
     ids: EventIds,
+    /// Runs once inside the next `open`, just before the stream is registered: what races it.
+    #[cfg(test)]
+    before_register: Mutex<Option<Box<dyn FnOnce() + Send>>>,
 }
 
 impl SessionStreams {
@@ -215,6 +245,8 @@ impl SessionStreams {
             wakeups: Wakeups::default(),
             history: History::new(replay_events),
             ids: EventIds::new(ring),
+            #[cfg(test)]
+            before_register: Mutex::default(),
         };
         SessionStreams { inner: Arc::new(inner) }
     }
@@ -233,6 +265,11 @@ impl SessionStreams {
     /// session already open here ends: the client replaced it. With `last_event_id` (a resume)
     /// it starts with what the client missed since then, from the history — or, when the
     /// history cannot tell, the gap rule's invalidation of everything the session follows.
+    ///
+    /// The stream is registered before the history is read, so an event recorded meanwhile is
+    /// delivered to it or replayed, never neither. Its subscriptions are the record's as read
+    /// before (a subscription announced before the registration reaches no stream): the caller
+    /// reads the record again and hands it to [`refresh_subscriptions`](Self::refresh_subscriptions).
     pub(crate) fn open(
         &self,
         session: &str,
@@ -241,30 +278,11 @@ impl SessionStreams {
         last_event_id: Option<&str>,
     ) -> Result<SessionStreamBody, StreamRefused> {
         let key = self.inner.next_key.fetch_add(1, Ordering::Relaxed);
-        let position = self.inner.history.newest();
-        let missed = last_event_id.map(|id| {
-            let after = self.inner.ids.read(id, scope.as_deref());
-            after.and_then(|after| self.inner.history.missed_since(after, scope.as_deref(), &subscriptions))
-        });
-        let mut pending = Pending { subscriptions, position, prime: true, ..Pending::default() };
-        // The history keeps the fleet's rendering; a scoped principal's replay gets its tenant's.
-        let render = |m: &Value| if scope.is_some() { tenant_meta(m) } else { m.clone() };
-        match &missed {
-            None => {}
-            Some(Some(missed)) => {
-                for (slot, meta) in missed.lists.iter().enumerate() {
-                    let method = ListKind::ANNOUNCED[slot].list_changed();
-                    pending.lists[slot] = meta.as_ref().map(|m| notification(method, None, &render(m)));
-                }
-                let update =
-                    |(u, m): (&String, &Value)| (u.clone(), notification(RESOURCE_UPDATED, Some(u), &render(m)));
-                pending.uris = missed.uris.iter().map(update).collect();
-            }
-            Some(None) => {
-                let meta = json!({"gap": true, "resumed": true});
-                pending.invalidate(&gap_frames(&meta), &meta);
-            }
-        }
+        // Where a fresh stream starts, read before it is registered: whatever is recorded from
+        // here on is either delivered to it or replayed by `catch_up`.
+        let start = self.inner.history.newest();
+        let after = last_event_id.map(|id| self.inner.ids.read(id, scope.as_deref()));
+        let pending = Pending { subscriptions, position: start, journal: Some(Vec::new()), ..Pending::default() };
         let stream = Arc::new(SessionStream {
             key,
             session: session.to_owned(),
@@ -273,6 +291,8 @@ impl SessionStreams {
             waker: AtomicWaker::new(),
             direct: OnceLock::new(),
         });
+        #[cfg(test)]
+        self.racing_the_registration();
         {
             let mut streams = self.write();
             if self.inner.closing.load(Ordering::Acquire) {
@@ -290,12 +310,66 @@ impl SessionStreams {
             streams.insert(key, stream.clone());
         }
         self.inner.metrics.legacy.streams_open.inc();
-        match missed {
-            Some(Some(_)) => self.inner.metrics.legacy.resumes.get_or_create(&ReasonLabel { reason: "replayed" }).inc(),
-            Some(None) => self.inner.metrics.legacy.resumes.get_or_create(&ReasonLabel { reason: "invalidated" }).inc(),
-            None => 0,
-        };
+        let resumed = self.catch_up(&stream, start, after);
+        if let Some(replayed) = resumed {
+            let reason = if replayed { "replayed" } else { "invalidated" };
+            self.inner.metrics.legacy.resumes.get_or_create(&ReasonLabel { reason }).inc();
+        }
         Ok(SessionStreamBody { stream, streams: self.clone(), done: false })
+    }
+
+    /// Give a just-registered stream what it missed: for a resume, what came after the
+    /// client's position `after`; for a fresh stream, what was recorded since `start` (while
+    /// it registered, before it could be delivered to it). Replayed from the history, or, when
+    /// the history cannot tell, the gap rule's invalidation. Answers, for a resume, whether
+    /// it was replayed. Nothing is written before this returns: the body is not polled yet.
+    fn catch_up(
+        &self,
+        stream: &SessionStream,
+        start: Option<Position>,
+        after: Option<Option<Position>>,
+    ) -> Option<bool> {
+        let (history, scope) = (&self.inner.history, stream.scope.as_deref());
+        let mut p = stream.state();
+        let from = after.unwrap_or(start);
+        let missed = from.and_then(|from| history.missed_since(from, scope, &p.subscriptions));
+        let newest = history.newest();
+        p.position = p.position.max(newest);
+        let replayed = match (&missed, from) {
+            (Some(missed), Some(from)) => {
+                // The history keeps the fleet's rendering; a scoped principal's replay gets its tenant's.
+                let render = |m: &Value| if scope.is_some() { tenant_meta(m) } else { m.clone() };
+                for (slot, found) in missed.lists.iter().enumerate() {
+                    let method = ListKind::ANNOUNCED[slot].list_changed();
+                    if let Some((at, m)) = found {
+                        keep_newer(&mut p.lists[slot], (Some(*at), notification(method, None, &render(m))));
+                    }
+                }
+                for (uri, (at, m)) in &missed.uris {
+                    let update = (Some(*at), notification(RESOURCE_UPDATED, Some(uri), &render(m)));
+                    if p.uris.get(uri).is_none_or(|(held, _)| *held <= update.0) {
+                        p.uris.insert(uri.clone(), update);
+                    }
+                }
+                p.prime = Some(from);
+                true
+            }
+            // A fresh stream on a node that had heard nothing when it started: what came since
+            // cannot be named, nor can a fresh stream's position be unknown when it has.
+            (None, None) if after.is_none() && newest.is_none() => {
+                p.prime = Some((0, 0));
+                return None;
+            }
+            _ => {
+                let meta = if after.is_some() { json!({"gap": true, "resumed": true}) } else { json!({"gap": true}) };
+                p.invalidate(&gap_frames(&meta), &meta);
+                // Version 0 is below every history's floor: resuming from it is the gap rule
+                // again, so an invalidation the client did not read is never skipped.
+                p.prime = Some((newest.map_or(0, |(epoch, _)| epoch), 0));
+                false
+            }
+        };
+        after.map(|_| replayed)
     }
 
     /// Deliver one change event to the streams it concerns, with `meta` (the event's place in
@@ -316,12 +390,11 @@ impl SessionStreams {
             (EventKind::SessionChanged, Some(change), uri) => {
                 for stream in streams.values().filter(|s| s.session == change.session) {
                     stream.update(self, |p| match (change.op, uri) {
-                        (SessionOp::Subscribe, Some(uri)) => {
-                            p.subscriptions.insert(uri.clone());
-                        }
-                        (SessionOp::Unsubscribe, Some(uri)) => {
-                            p.subscriptions.remove(uri);
-                            p.uris.remove(uri);
+                        (op @ (SessionOp::Subscribe | SessionOp::Unsubscribe), Some(uri)) => {
+                            subscription(p, op, uri);
+                            if let Some(journal) = &mut p.journal {
+                                journal.push((op, uri.clone()));
+                            }
                         }
                         (SessionOp::End, _) => p.closing = true,
                         _ => {}
@@ -333,8 +406,8 @@ impl SessionStreams {
                     if stream.state().subscriptions.contains(uri) {
                         let update = frames.get(stream.is_scoped(), |m| notification(RESOURCE_UPDATED, Some(uri), m));
                         stream.update(self, |p| {
-                            p.uris.insert(uri.clone(), update);
                             p.advance(position);
+                            p.uris.insert(uri.clone(), (p.position, update));
                         });
                     }
                 }
@@ -347,8 +420,8 @@ impl SessionStreams {
                 for stream in streams.values().filter(|s| s.hears(scope)) {
                     let changed = frames.get(stream.is_scoped(), |m| notification(method, None, m));
                     stream.update(self, |p| {
-                        p.lists[slot] = Some(changed);
                         p.advance(position);
+                        p.lists[slot] = Some((p.position, changed));
                     });
                 }
             }
@@ -382,6 +455,45 @@ impl SessionStreams {
     pub(crate) fn tick(&self) {
         for stream in self.read().values() {
             stream.update(self, |p| p.keepalive = true);
+        }
+    }
+
+    /// The streams of `session` start noting the subscription changes they hear: its record
+    /// is about to be read (see [`refresh_subscriptions`](Self::refresh_subscriptions)).
+    pub(crate) fn begin_refresh(&self, session: &str) {
+        for stream in self.read().values().filter(|s| s.session == session) {
+            stream.state().journal.get_or_insert_with(Vec::new);
+        }
+    }
+
+    /// The record of `session`, read since [`begin_refresh`](Self::begin_refresh) (or the
+    /// stream's opening), subscribes to `found` (`None`: the read failed, keep what the
+    /// streams have). A stream's subscriptions are only as current as the session events it
+    /// heard — one lost (published before the stream was registered, or in a bus gap) would
+    /// be lost for the stream's life; the record has it. The changes heard during the read
+    /// are applied again over it, so a read that lagged them undoes none. A URI the stream did
+    /// not follow gets a `resources/updated` at once: its updates may have been filtered out
+    /// while the stream did not know it (a spurious one is harmless, a missed one is not).
+    pub(crate) fn refresh_subscriptions(&self, session: &str, found: Option<BTreeSet<String>>) {
+        let meta = json!({"gap": true});
+        for stream in self.read().values().filter(|s| s.session == session) {
+            stream.update(self, |p| {
+                let journal = p.journal.take().unwrap_or_default();
+                let Some(found) = &found else { return };
+                let mut subscriptions = found.clone();
+                for (op, uri) in journal {
+                    if op == SessionOp::Subscribe {
+                        subscriptions.insert(uri);
+                    } else {
+                        subscriptions.remove(&uri);
+                    }
+                }
+                p.uris.retain(|uri, _| subscriptions.contains(uri));
+                for uri in subscriptions.difference(&p.subscriptions) {
+                    p.uris.insert(uri.clone(), (p.position, notification(RESOURCE_UPDATED, Some(uri), &meta)));
+                }
+                p.subscriptions = subscriptions;
+            });
         }
     }
 
@@ -426,6 +538,20 @@ impl SessionStreams {
         drop(state);
         self.inner.metrics.legacy.frames_written.inc_by(written as u64);
         closing
+    }
+
+    /// Have `race` run inside the next `open`, just before its stream is registered.
+    #[cfg(test)]
+    fn before_register(&self, race: impl FnOnce() + Send + 'static) {
+        *self.inner.before_register.lock().unwrap_or_else(PoisonError::into_inner) = Some(Box::new(race));
+    }
+
+    #[cfg(test)]
+    fn racing_the_registration(&self) {
+        let race = self.inner.before_register.lock().unwrap_or_else(PoisonError::into_inner).take();
+        if let Some(race) = race {
+            race();
+        }
     }
 
     fn unregister(&self, stream: &SessionStream) {
@@ -559,7 +685,9 @@ mod tests {
     }
 
     async fn next_text(body: &mut SessionStreamBody) -> String {
-        let frame = poll_fn(|cx| Pin::new(&mut *body).poll_frame(cx)).await.unwrap().unwrap();
+        let next = poll_fn(|cx| Pin::new(&mut *body).poll_frame(cx));
+        let frame = tokio::time::timeout(std::time::Duration::from_secs(5), next).await;
+        let frame = frame.expect("the stream wrote nothing within 5 s").unwrap().unwrap();
         String::from_utf8(frame.into_data().unwrap().to_vec()).unwrap()
     }
 
@@ -578,7 +706,8 @@ mod tests {
         assert!(text.contains("notifications/tools/list_changed"), "{text}");
         assert_eq!(text.matches("notifications/resources/updated").count(), 1, "{text}");
         assert!(text.contains("test://a") && !text.contains("test://b"), "{text}");
-        assert!(text.starts_with("id: 7-4\nevent: message\ndata: {"), "ids are positions: {text}");
+        assert!(text.starts_with("id: 7-2\nevent: message\ndata: {"), "ids are positions: {text}");
+        assert_eq!(ids_of(&text), ["7-2", "7-4"], "each its own, in order: {text}");
         assert!(text.contains(r#""_meta":{"dev.mcp-fleet/event":{"epoch":7,"version":4}}"#), "{text}");
         hear(&streams, Change::session("s1", SessionOp::End, None), 0);
         assert!(poll_fn(|cx| Pin::new(&mut body).poll_frame(cx)).await.is_none());
@@ -595,7 +724,8 @@ mod tests {
         let after_1 = ids.write((7, 1), Some("acme"));
         let mut replayed = streams.open("s1", Some("acme".into()), subs.clone(), Some(&after_1)).unwrap();
         let text = next_text(&mut replayed).await;
-        assert_eq!(ids.read(id_of(&text), Some("acme")), Some((7, 3)), "{text}");
+        let positions: Vec<_> = ids_of(&text).into_iter().map(|id| ids.read(id, Some("acme"))).collect();
+        assert_eq!(positions, [Some((7, 1)), Some((7, 2))], "primed before the replay, then the update's own: {text}");
         assert!(text.contains("resources/updated") && text.contains("test://w"), "{text}");
         assert!(!text.contains("list_changed"), "nothing else was missed by acme: {text}");
         assert!(!text.contains("version"), "the tenant rendering of what was missed: {text}");
@@ -617,6 +747,87 @@ mod tests {
     /// The id of the first event in `text`.
     fn id_of(text: &str) -> &str {
         text.strip_prefix("id: ").and_then(|t| t.split_once('\n')).map_or("", |(id, _)| id)
+    }
+
+    /// The ids of every event in `text`, in order.
+    fn ids_of(text: &str) -> Vec<&str> {
+        text.lines().filter_map(|l| l.strip_prefix("id: ")).collect()
+    }
+
+    /// Where `what` first appears in `text`.
+    fn at(text: &str, what: &str) -> usize {
+        text.find(what).unwrap_or_else(|| panic!("{what} missing: {text}"))
+    }
+
+    #[tokio::test]
+    async fn each_event_carries_its_own_id_in_version_order_after_a_prime_before_the_replay() {
+        let streams = streams(10);
+        let subs = BTreeSet::from(["test://a".to_owned()]);
+        hear(&streams, Change::list(EventKind::ToolsListChanged), 37);
+        hear(&streams, Change::resource("test://a"), 38);
+        hear(&streams, Change::list(EventKind::ToolsListChanged), 39);
+        hear(&streams, Change::list(EventKind::PromptsListChanged), 40);
+        let mut resumed = streams.open("s1", None, subs.clone(), Some("7-37")).unwrap();
+        let text = next_text(&mut resumed).await;
+        assert_eq!(ids_of(&text), ["7-37", "7-38", "7-39", "7-40"], "{text}");
+        assert!(at(&text, "test://a") < at(&text, "tools/list_changed"), "{text}");
+        assert!(at(&text, "tools/list_changed") < at(&text, "prompts/list_changed"), "{text}");
+        // A client that read only the priming event, then lost its connection, misses nothing.
+        let mut again = streams.open("s2", None, subs.clone(), Some(ids_of(&text)[0])).unwrap();
+        assert_eq!(ids_of(&next_text(&mut again).await), ["7-37", "7-38", "7-39", "7-40"]);
+        // Live events written in one go keep their own ids and their order too.
+        hear(&streams, Change::resource("test://a"), 41);
+        hear(&streams, Change::list(EventKind::ToolsListChanged), 42);
+        let text = next_text(&mut again).await;
+        assert_eq!(ids_of(&text), ["7-41", "7-42"], "{text}");
+        assert!(at(&text, "test://a") < at(&text, "tools/list_changed"), "{text}");
+        // A fresh stream primes at the newest position; an unknown one's prime resumes to the gap rule.
+        let mut fresh = streams.open("s3", None, subs.clone(), None).unwrap();
+        assert_eq!(next_text(&mut fresh).await, "id: 7-42\ndata: \n\n");
+        let mut gap = streams.open("s4", None, subs.clone(), Some("7-1")).unwrap();
+        let text = next_text(&mut gap).await;
+        assert_eq!(ids_of(&text)[..2], ["7-0", "7-42"], "{text}");
+        let mut gap_again = streams.open("s5", None, subs, Some("7-0")).unwrap();
+        assert!(next_text(&mut gap_again).await.contains(r#""resumed":true"#));
+    }
+
+    #[tokio::test]
+    async fn an_event_or_a_subscription_racing_the_opening_is_not_lost() {
+        let streams = streams(10);
+        hear(&streams, Change::list(EventKind::ToolsListChanged), 1);
+        let racing = streams.clone();
+        streams.before_register(move || {
+            // Between the GET's read of the session record and the stream's registration.
+            hear(&racing, Change::session("s1", SessionOp::Subscribe, Some("test://a".into())), 2);
+            hear(&racing, Change::list(EventKind::PromptsListChanged), 3);
+        });
+        let mut body = streams.open("s1", None, BTreeSet::new(), None).unwrap();
+        // What the GET reads of the record once its stream is registered.
+        streams.begin_refresh("s1");
+        streams.refresh_subscriptions("s1", Some(BTreeSet::from(["test://a".to_owned()])));
+        hear(&streams, Change::resource("test://a"), 4);
+        let text = next_text(&mut body).await;
+        assert!(text.contains("prompts/list_changed"), "the event recorded meanwhile: {text}");
+        assert!(text.contains(r#""uri":"test://a""#) && text.contains(r#""version":4"#), "{text}");
+        assert_eq!(ids_of(&text)[..2], ["7-1", "7-3"], "{text}");
+    }
+
+    #[tokio::test]
+    async fn a_renewal_refreshes_subscriptions_keeping_what_happened_during_its_read() {
+        let streams = streams(10);
+        let mut body = streams.open("s1", None, BTreeSet::from(["test://a".to_owned()]), None).unwrap();
+        next_text(&mut body).await;
+        // The renewal reads the record ({a, b}: b's subscribe event was lost); an unsubscribe of
+        // a lands during that read.
+        streams.begin_refresh("s1");
+        hear(&streams, Change::session("s1", SessionOp::Unsubscribe, Some("test://a".into())), 1);
+        streams.refresh_subscriptions("s1", Some(BTreeSet::from(["test://a".to_owned(), "test://b".to_owned()])));
+        let text = next_text(&mut body).await;
+        assert!(text.contains(r#""uri":"test://b""#) && text.contains(r#""gap":true"#), "b may have changed: {text}");
+        hear(&streams, Change::resource("test://a"), 2);
+        hear(&streams, Change::resource("test://b"), 3);
+        let text = next_text(&mut body).await;
+        assert!(text.contains(r#""uri":"test://b""#) && !text.contains("test://a"), "{text}");
     }
 
     #[tokio::test]
