@@ -117,6 +117,14 @@ impl ServerEventBus for RedisBus {
         self.inner.status.get()
     }
 
+    fn position(&self) -> BoxFuture<'_, Result<Option<(u64, u64)>, BusError>> {
+        Box::pin(async move {
+            let inner = &self.inner;
+            let baseline = inner.publisher.baseline(&inner.endpoint, &inner.options).await?;
+            Ok(Some((baseline.epoch, baseline.version)))
+        })
+    }
+
     fn announce(&self, payload: String, ttl: Duration) -> BoxFuture<'_, Result<(), BusError>> {
         Box::pin(async move {
             let ttl_ms = ttl.as_millis().max(1) as u64;

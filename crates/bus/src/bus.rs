@@ -163,6 +163,14 @@ pub trait ServerEventBus: Send + Sync + 'static {
     /// Current state of this bus's consumer.
     fn status(&self) -> BusStatus;
 
+    /// Where the bus's history stands: the `(epoch, version)` of the newest event published,
+    /// `(epoch, 0)` before any. A node whose [`subscribe`](Self::subscribe) resolved before
+    /// asking hears every event after it, so it can name a position before it heard anything.
+    /// `None` when the backend cannot tell (the default).
+    fn position(&self) -> BoxFuture<'_, Result<Option<(u64, u64)>, BusError>> {
+        Box::pin(async { Ok(None) })
+    }
+
     /// Announce this node as a member of the fleet with `payload`, replacing its previous
     /// announcement; it expires after `ttl` unless announced again (a heartbeat). Every node of
     /// the fleet sees it in [`members`](Self::members). Backends: a map (memory), a hash with

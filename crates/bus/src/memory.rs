@@ -96,6 +96,12 @@ impl ServerEventBus for MemoryBus {
         Box::pin(async move { Ok(env) })
     }
 
+    fn position(&self) -> BoxFuture<'_, Result<Option<(u64, u64)>, BusError>> {
+        let next = self.inner.sender.lock().unwrap_or_else(PoisonError::into_inner).next_version;
+        let position = (self.inner.epoch, next - 1);
+        Box::pin(async move { Ok(Some(position)) })
+    }
+
     fn subscribe(&self) -> BoxFuture<'_, Result<BusStream, BusError>> {
         let receiver = self.inner.sender.lock().unwrap_or_else(PoisonError::into_inner).channel.subscribe();
         let counters = self.inner.counters.clone();
@@ -173,6 +179,15 @@ mod tests {
     /// `make_node` for the shared suites: node `i` is `bus` as `node-<i>`.
     fn nodes(bus: &MemoryBus) -> impl Fn(usize) -> std::future::Ready<Arc<dyn ServerEventBus>> + '_ {
         move |i| std::future::ready(Arc::new(bus.as_node(&format!("node-{i}"))) as Arc<dyn ServerEventBus>)
+    }
+
+    #[tokio::test]
+    async fn names_its_position_before_and_after_publishing() {
+        let bus = MemoryBus::new();
+        let epoch = bus.inner.epoch;
+        assert_eq!(bus.position().await.unwrap(), Some((epoch, 0)));
+        let published = bus.publish(crate::Change::list(crate::EventKind::ToolsListChanged)).await.unwrap();
+        assert_eq!(bus.position().await.unwrap(), Some((epoch, published.version)));
     }
 
     #[tokio::test]

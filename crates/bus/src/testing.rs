@@ -80,6 +80,11 @@ where
         assert_eq!((got.epoch, got.version), (published.epoch, published.version));
         assert_eq!(got.kind, EventKind::ToolsListChanged);
     }
+    // A backend that tells its position names one at or past what was published before asking.
+    if let Some((epoch, version)) = nodes[1].position().await.expect("position") {
+        assert_eq!(epoch, published.epoch, "{}: the position is in the current epoch", nodes[1].backend());
+        assert!(version >= published.version, "{}: {version} is before {}", nodes[1].backend(), published.version);
+    }
 
     // Scopes and URIs survive the trip; versions increase in publish order.
     let a = nodes[1].publish(Change::resource("test://a").in_scope("tenant-a")).await.expect("publish");

@@ -96,6 +96,16 @@ impl History {
         self.push(&mut ring, Entry { position: None, ..entry(event, meta) });
     }
 
+    /// The bus stood at `position` when this node subscribed: every event after it will be
+    /// heard. Until one is, it is the newest position and the floor — a stream opened on a node
+    /// that heard nothing yet primes there, and a resume from it is answered, not a false gap.
+    pub(crate) fn started_at(&self, position: Position) {
+        let mut ring = self.lock();
+        if ring.newest.is_none() {
+            (ring.newest, ring.floor) = (Some(position), Some(position));
+        }
+    }
+
     /// Events were lost: nothing before now can be replayed.
     pub(crate) fn gap(&self) {
         *self.lock() = Ring::default();

@@ -663,6 +663,10 @@ impl crate::listen::SessionEvents for SessionStreams {
     fn invalidate_all(&self, meta: &Value) {
         SessionStreams::invalidate_all(self, meta);
     }
+
+    fn started_at(&self, position: Position) {
+        self.inner.history.started_at(position);
+    }
 }
 
 #[cfg(test)]
@@ -789,6 +793,19 @@ mod tests {
         assert_eq!(ids_of(&text)[..2], ["7-0", "7-42"], "{text}");
         let mut gap_again = streams.open("s5", None, subs, Some("7-0")).unwrap();
         assert!(next_text(&mut gap_again).await.contains(r#""resumed":true"#));
+    }
+
+    #[tokio::test]
+    async fn a_node_that_heard_nothing_yet_primes_at_the_bus_position_and_resumes_from_it() {
+        let streams = streams(10);
+        crate::listen::SessionEvents::started_at(&streams, (7, 40));
+        let mut fresh = streams.open("s1", None, BTreeSet::new(), None).unwrap();
+        assert_eq!(next_text(&mut fresh).await, "id: 7-40\ndata: \n\n", "not 0-0");
+        hear(&streams, Change::list(EventKind::ToolsListChanged), 41);
+        let mut resumed = streams.open("s2", None, BTreeSet::new(), Some("7-40")).unwrap();
+        let text = next_text(&mut resumed).await;
+        assert_eq!(ids_of(&text), ["7-40", "7-41"], "replayed, not a false gap: {text}");
+        assert!(!text.contains("gap") && !text.contains("prompts"), "{text}");
     }
 
     #[tokio::test]

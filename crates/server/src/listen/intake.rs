@@ -32,6 +32,8 @@ pub(crate) trait SessionEvents: Send + Sync {
     fn deliver(&self, event: &EventEnvelope, meta: &Value);
     /// Events may have been missed: tell every session stream.
     fn invalidate_all(&self, meta: &Value);
+    /// The consumer (re)subscribed when the bus stood at `position`: it hears every event after.
+    fn started_at(&self, position: (u64, u64));
 }
 
 /// Where task events and gaps go: the tasks' loop (the tasks module implements it).
@@ -114,6 +116,11 @@ impl EventIntake {
         self.router.deliver(event, &meta);
         self.sessions.record_catalog(event, &meta);
         self.sessions.deliver(event, &meta);
+    }
+
+    /// The consumer (re)subscribed when the bus stood at `position`.
+    pub(crate) fn started_at(&self, position: (u64, u64)) {
+        self.sessions.started_at(position);
     }
 
     /// Events may have been missed: invalidate every stream conservatively.

@@ -46,6 +46,12 @@ pub(crate) async fn run(mut parts: ConsumerParts, events: BusStream) {
                 None => return,
             },
         };
+        // Asked after subscribing: every event after this position will be heard.
+        match parts.bus.position().await {
+            Ok(Some(position)) => parts.intake.started_at(position),
+            Ok(None) => {}
+            Err(e) => tracing::debug!(error = %e, "the bus's position is unknown; resumes wait for its first event"),
+        }
         parts.health.set_supervised(true);
         let consumer = tokio::spawn(consume(stream, parts.intake.clone()));
         let abort = consumer.abort_handle();
