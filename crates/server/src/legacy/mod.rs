@@ -15,7 +15,8 @@
 //! - `call`: a call whose handler asks for input (MRTR `input_required`) becomes real
 //!   server-to-client requests on the call's SSE stream; the answers, POSTed to any replica,
 //!   come back through `relay`.
-//! - `stream`: the GET stream of a session, which hears the fleet's change events like a listen
+//! - `stream` (with `stream_pending`, what one stream still has to write, and `stream_body`,
+//!   its SSE body or direct socket): the GET stream of a session, which hears the fleet's change events like a listen
 //!   stream does (with SSE event ids, keepalives, the gap rule and the drain), and the session
 //!   events that keep its resource subscriptions current wherever they were made; `history`
 //!   the recent events a resume replays, `event_id` the ids it resumes from.
@@ -30,11 +31,14 @@ mod post;
 mod relay;
 mod session;
 mod stream;
+mod stream_body;
+mod stream_pending;
 
 pub(crate) use call::ChannelBody;
 pub(crate) use relay::Relay;
 pub(crate) use session::SessionStore;
-pub(crate) use stream::{SessionStreamBody, SessionStreams};
+pub(crate) use stream::SessionStreams;
+pub(crate) use stream_body::SessionStreamBody;
 
 use std::sync::Arc;
 

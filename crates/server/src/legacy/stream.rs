@@ -23,148 +23,38 @@
 //! from that node's [`History`], or, when the history cannot tell, a notification for every list
 //! and every subscribed URI: the gap rule — never silence.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::convert::Infallible;
-use std::io::Write as _;
-use std::pin::Pin;
+use std::collections::{BTreeSet, HashMap};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError, RwLock};
-use std::task::{Context, Poll};
 
 use atomic_waker::AtomicWaker;
-use bytes::Bytes;
-use http_body::{Body, Frame};
 use mcp_fleet_bus::SessionOp;
 use mcp_fleet_bus::{EventEnvelope, EventKind};
-use mcp_fleet_protocol::envelope::FLEET_EVENT_KEY;
 use mcp_fleet_protocol::methods::RESOURCE_UPDATED;
 use mcp_fleet_protocol::state::StateSigner;
-use mcp_fleet_protocol::{ListKind, jsonrpc::encode_notification, sse};
+use mcp_fleet_protocol::{ListKind, sse};
 use serde_json::{Value, json};
-use tokio::net::TcpStream;
 
 use super::calls::RunningCalls;
 use super::event_id::EventIds;
 use super::history::{History, Position};
 use super::relay::Wakeups;
+use super::stream_body::SessionStreamBody;
+use super::stream_pending::{Pending, gap_frames, keep_newer, notification, subscription};
 use crate::listen::DirectSocket;
 use crate::listen::{Renderings, tenant_meta};
 use crate::metrics::{Metrics, ReasonLabel};
 
-/// One notification, serialized once per event for every stream that gets it: the JSON-RPC
-/// message, with the fleet event metadata (epoch, version, publish time — or the gap marker)
-/// under the project `_meta` key, as listen streams carry it.
-type Notification = Arc<[u8]>;
-
-fn notification(method: &str, uri: Option<&str>, meta: &Value) -> Notification {
-    let mut params = json!({"_meta": {FLEET_EVENT_KEY: meta}});
-    if let Some(uri) = uri {
-        params["uri"] = json!(uri);
-    }
-    encode_notification(method, &params).into()
-}
-
-/// A notification and the position its SSE id names: the event it announces (or, for one
-/// without a position, the newest the stream had been offered; `None` before any).
-type Stamped = (Option<Position>, Notification);
-
-/// What one GET stream still has to write: at most one frame per list and per URI (the newest).
-#[derive(Debug, Default)]
-struct Pending {
-    /// URIs the session subscribed (kept current by session events).
-    subscriptions: BTreeSet<String>,
-    /// Pending list changes, by [`ListKind::ANNOUNCED`] position.
-    lists: [Option<Stamped>; 3],
-    /// Pending resource updates.
-    uris: BTreeMap<String, Stamped>,
-    keepalive: bool,
-    closing: bool,
-    /// The newest positioned event offered to this stream (the stamp of what has none).
-    position: Option<Position>,
-    /// The priming event still to be written (an id and no data, so a client that heard
-    /// nothing yet can still resume), at the position *before* anything the stream writes: a
-    /// client that hears only it and reconnects is replayed everything after.
-    prime: Option<Position>,
-    /// While the session's record is being read (the stream's opening, a renewal): the
-    /// subscription changes heard meanwhile, replayed over what the read finds (see
-    /// [`SessionStreams::refresh_subscriptions`]).
-    journal: Option<Vec<(SessionOp, String)>>,
-}
-
-impl Pending {
-    /// Mark everything the session follows with `lists` (one frame per announced list) and a
-    /// resource frame per subscribed URI carrying `meta` (the gap rule).
-    fn invalidate(&mut self, lists: &[Notification; 3], meta: &Value) {
-        let at = self.position;
-        self.lists = lists.clone().map(|n| Some((at, n)));
-        self.uris = self
-            .subscriptions
-            .iter()
-            .map(|u| (u.clone(), (at, notification(RESOURCE_UPDATED, Some(u), meta))))
-            .collect();
-    }
-
-    /// Write everything pending as SSE events in the order of their positions, each with its
-    /// own as id (written by `id_of`), after the priming event the first time; answers how many
-    /// notifications. One id for all, or lists before URIs whatever their order, would let a
-    /// client that drops mid-write resume past what it never read.
-    fn drain_into(&mut self, buf: &mut Vec<u8>, id_of: impl Fn(Position) -> String) -> usize {
-        let mut pending: Vec<Stamped> = self
-            .lists
-            .iter_mut()
-            .filter_map(Option::take)
-            .chain(std::mem::take(&mut self.uris).into_values())
-            .collect();
-        pending.sort_by_key(|(at, _)| *at);
-        if let Some(at) = self.prime.take() {
-            // Writing into a Vec cannot fail.
-            let _ = write!(buf, "id: {}\ndata: \n\n", id_of(at));
-        }
-        for (at, json) in &pending {
-            let _ = writeln!(buf, "id: {}", id_of(at.unwrap_or((0, 0))));
-            sse::write_event(buf, json);
-        }
-        pending.len()
-    }
-
-    /// Record that an event at `position` was offered to this stream.
-    fn advance(&mut self, position: Option<Position>) {
-        self.position = self.position.max(position);
-    }
-}
-
-/// Apply a subscription change to a stream's pending set.
-fn subscription(p: &mut Pending, op: SessionOp, uri: &str) {
-    if op == SessionOp::Subscribe {
-        p.subscriptions.insert(uri.to_owned());
-    } else {
-        p.subscriptions.remove(uri);
-        p.uris.remove(uri);
-    }
-}
-
-/// Keep in `slot` whichever of its notification and `offered` announces the newer event.
-fn keep_newer(slot: &mut Option<Stamped>, offered: Stamped) {
-    if slot.as_ref().is_none_or(|(at, _)| *at <= offered.0) {
-        *slot = Some(offered);
-    }
-}
-
-/// The frames of a gap invalidation, one per announced list.
-fn gap_frames(meta: &Value) -> [Notification; 3] {
-    ListKind::ANNOUNCED.map(|list| notification(list.list_changed(), None, meta))
-}
-
 /// One open GET stream.
 pub(crate) struct SessionStream {
-    key: u64,
+    pub(super) key: u64,
     session: String,
     scope: Option<String>,
     pending: Mutex<Pending>,
     /// The waker of the body that writes it, when hyper does.
-    waker: AtomicWaker,
+    pub(super) waker: AtomicWaker,
     /// Its socket, when it is written directly (HTTP/1.1; set once, before anything is written).
-    direct: OnceLock<DirectSocket>,
+    pub(super) direct: OnceLock<DirectSocket>,
 }
 
 impl SessionStream {
@@ -526,7 +416,7 @@ impl SessionStreams {
     /// Append everything due on `stream` to `buf`: its pending notifications (after the priming
     /// event, first time), or a keepalive comment when one is due and nothing else is. Answers
     /// whether the stream ends (it closes with nothing more).
-    fn write_due(&self, stream: &SessionStream, buf: &mut Vec<u8>) -> bool {
+    pub(super) fn write_due(&self, stream: &SessionStream, buf: &mut Vec<u8>) -> bool {
         let had = buf.len();
         let mut state = stream.state();
         let written = state.drain_into(buf, |at| self.inner.ids.write(at, stream.scope.as_deref()));
@@ -554,7 +444,7 @@ impl SessionStreams {
         }
     }
 
-    fn unregister(&self, stream: &SessionStream) {
+    pub(super) fn unregister(&self, stream: &SessionStream) {
         if self.write().remove(&stream.key).is_some() {
             self.inner.metrics.legacy.streams_open.dec();
         }
@@ -567,82 +457,6 @@ impl SessionStreams {
 
     fn write(&self) -> std::sync::RwLockWriteGuard<'_, HashMap<u64, Arc<SessionStream>>> {
         self.inner.streams.write().unwrap_or_else(PoisonError::into_inner)
-    }
-}
-
-/// The SSE body of one GET stream, polled by the connection task (no task of its own).
-/// Dropping it (client gone) unregisters the stream.
-pub(crate) struct SessionStreamBody {
-    stream: Arc<SessionStream>,
-    streams: SessionStreams,
-    done: bool,
-}
-
-impl std::fmt::Debug for SessionStreamBody {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SessionStreamBody").field("key", &self.stream.key).field("done", &self.done).finish()
-    }
-}
-
-impl SessionStreamBody {
-    /// Write this stream straight to `socket` (see [`DirectSocket`]), starting with `head` (the
-    /// response head, which must announce a chunked body); run it with
-    /// [`DirectSessionStream::run`].
-    pub(crate) fn into_direct(self, socket: TcpStream, head: Vec<u8>) -> DirectSessionStream {
-        // Invariant: only this consuming call sets it, once per stream.
-        let _ = self.stream.direct.set(DirectSocket::new(socket, head, b""));
-        DirectSessionStream { body: self }
-    }
-}
-
-/// A GET stream taken out of hyper.
-#[derive(Debug)]
-pub(crate) struct DirectSessionStream {
-    /// Holds the stream (whose socket it is) and unregisters it when dropped.
-    body: SessionStreamBody,
-}
-
-impl DirectSessionStream {
-    /// Write the head, then everything due from now on, until the stream ends (the last chunk
-    /// written) or the client goes away.
-    pub(crate) async fn run(self) {
-        let (stream, streams) = (&self.body.stream, &self.body.streams);
-        if let Some(direct) = stream.direct.get() {
-            direct.run(|buf| streams.write_due(stream, buf)).await;
-        }
-    }
-}
-
-impl Body for SessionStreamBody {
-    type Data = Bytes;
-    type Error = Infallible;
-
-    fn poll_frame(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
-        if self.done {
-            return Poll::Ready(None);
-        }
-        // Register before looking, so a delivery racing with this poll still wakes us.
-        self.stream.waker.register(cx.waker());
-        let mut buf = Vec::new();
-        let closing = self.streams.write_due(&self.stream, &mut buf);
-        if closing {
-            self.done = true;
-        }
-        match (buf.is_empty(), closing) {
-            (false, _) => Poll::Ready(Some(Ok(Frame::data(Bytes::from(buf))))),
-            (true, true) => Poll::Ready(None),
-            (true, false) => Poll::Pending,
-        }
-    }
-
-    fn is_end_stream(&self) -> bool {
-        self.done
-    }
-}
-
-impl Drop for SessionStreamBody {
-    fn drop(&mut self) {
-        self.streams.unregister(&self.stream);
     }
 }
 
@@ -672,8 +486,10 @@ impl crate::listen::SessionEvents for SessionStreams {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use http_body::Body;
     use mcp_fleet_bus::Change;
     use std::future::poll_fn;
+    use std::pin::Pin;
 
     fn streams(max: usize) -> SessionStreams {
         SessionStreams::new(max, 100, StateSigner::new(&[1; 32]).unwrap(), Metrics::default())
