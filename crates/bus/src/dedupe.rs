@@ -92,4 +92,29 @@ mod tests {
         }
         walk(&mut Vec::new(), 6);
     }
+
+    proptest::proptest! {
+        /// Model-based: the window agrees with its definition over a log of deliveries — an id
+        /// is dropped exactly when it is among the last `capacity` ids delivered — and holds
+        /// at most `capacity` ids (256 cases; `PROPTEST_CASES` raises it).
+        #[test]
+        fn agrees_with_the_last_capacity_deliveries(
+            capacity in 0usize..6,
+            ids in proptest::collection::vec(0u8..10, 0..200),
+        ) {
+            let mut window = DedupeWindow::new(capacity);
+            let mut delivered: Vec<String> = Vec::new();
+            for id in ids {
+                let id = format!("ev-{id}");
+                let recent = &delivered[delivered.len().saturating_sub(capacity.max(1))..];
+                let expected = !recent.contains(&id);
+                proptest::prop_assert_eq!(window.first_sighting(&id), expected, "{} after {:?}", id, recent);
+                if expected {
+                    delivered.push(id);
+                }
+                proptest::prop_assert!(window.order.len() <= capacity.max(1));
+                proptest::prop_assert_eq!(window.order.len(), window.seen.len());
+            }
+        }
+    }
 }
