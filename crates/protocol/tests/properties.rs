@@ -1,6 +1,7 @@
-//! Property tests of the pure codecs (bounded case counts, so CI stays fast): the listen filter
-//! parser, the request parser and validation ladder, list cursors and the SSE codec never
-//! panic on arbitrary input, round-trip what they produce, and keep their output bounded.
+//! Property tests of the pure codecs (proptest's 256 cases each, so CI stays fast;
+//! `PROPTEST_CASES` raises it, see `docs/fuzzing.md`): the listen filter parser, the request
+//! parser and validation ladder, list cursors and the SSE codec never panic on arbitrary input,
+//! round-trip what they produce, and keep their output bounded. More in `wire_properties.rs`.
 
 use http::HeaderMap;
 use mcp_fleet_protocol::cursor::Cursor;
@@ -10,23 +11,9 @@ use mcp_fleet_protocol::validate::validate_message;
 use mcp_fleet_protocol::{SUPPORTED_VERSIONS, SubscriptionFilter};
 use proptest::prelude::*;
 use serde_json::{Map, Value, json};
+use strategies::json_value;
 
-/// Arbitrary JSON, a few levels deep.
-fn json_value() -> impl Strategy<Value = Value> {
-    let leaf = prop_oneof![
-        Just(Value::Null),
-        any::<bool>().prop_map(Value::Bool),
-        any::<i64>().prop_map(|n| json!(n)),
-        "[ -~]{0,12}".prop_map(Value::String),
-    ];
-    leaf.prop_recursive(3, 24, 4, |inner| {
-        prop_oneof![
-            prop::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
-            prop::collection::btree_map("[a-zA-Z]{1,20}", inner, 0..4)
-                .prop_map(|m| Value::Object(m.into_iter().collect())),
-        ]
-    })
-}
+mod strategies;
 
 /// `params.notifications` with every key the parser reads, of any JSON type.
 fn listen_params() -> impl Strategy<Value = Map<String, Value>> {
@@ -40,8 +27,6 @@ fn listen_params() -> impl Strategy<Value = Map<String, Value>> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
-
     #[test]
     fn the_filter_parser_never_panics_and_bounds_its_uris(params in listen_params(), max in 0usize..6) {
         if let Ok(filter) = SubscriptionFilter::from_params(&params, max) {

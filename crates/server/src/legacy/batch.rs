@@ -42,3 +42,6 @@ impl McpHandler {
         })
     }
 }
+
+#[cfg(test)]
+mod tests;

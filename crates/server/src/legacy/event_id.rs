@@ -72,4 +72,23 @@ mod tests {
         assert_eq!(ids.read("7-42", Some("acme")), None, "a tenant cannot name a position");
         assert_eq!(self::ids(2).read(&sealed, Some("acme")), None, "another fleet's (or process's) key");
     }
+
+    proptest::proptest! {
+        /// Any position round-trips through its id on a stream of any scope (or none); an id
+        /// sealed for one tenant reads as nothing for another, and made-up ids (any text, the
+        /// client's own `Last-Event-ID`) never read as a position of a scoped stream.
+        #[test]
+        fn ids_round_trip_for_their_scope_only(
+            position in proptest::prelude::any::<(u64, u64)>(),
+            scope in proptest::option::of(".{0,12}"),
+            made_up in ".{0,60}",
+        ) {
+            let ids = ids(1);
+            let id = ids.write(position, scope.as_deref());
+            proptest::prop_assert_eq!(ids.read(&id, scope.as_deref()), Some(position));
+            let other = format!("{}-other", scope.as_deref().unwrap_or(""));
+            proptest::prop_assert_eq!(ids.read(&id, Some(&other)), None);
+            proptest::prop_assert_eq!(ids.read(&made_up, Some(&other)), None);
+        }
+    }
 }
