@@ -159,6 +159,19 @@ impl ServerEventBus for NatsBus {
         Box::pin(self.start_consumer())
     }
 
+    /// JetStream: the stream's epoch and its last sequence (an event's version is its stream
+    /// sequence), read from the stream's state without creating it (`None` while it is
+    /// missing). Core mode has no shared history: unknown.
+    fn position(&self) -> BoxFuture<'_, Result<Option<(u64, u64)>, BusError>> {
+        Box::pin(async move {
+            if self.inner.options.mode != NatsMode::JetStream {
+                return Ok(None);
+            }
+            let state = js_mode::current(&self.inner.js, &self.inner.options).await?;
+            Ok(state.map(|state| (state.epoch, state.last_sequence)))
+        })
+    }
+
     fn status(&self) -> BusStatus {
         if self.inner.watch.closed.load(Ordering::SeqCst) {
             return BusStatus::Closed;

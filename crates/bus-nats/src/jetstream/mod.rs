@@ -11,5 +11,5 @@ mod stream;
 mod tail;
 
 pub(crate) use publish::Publisher;
-pub(crate) use stream::locate;
+pub(crate) use stream::{current, locate};
 pub(crate) use tail::{Shared, subscribe};

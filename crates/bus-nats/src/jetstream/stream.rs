@@ -59,6 +59,17 @@ pub(crate) async fn locate(js: &Context, options: &NatsBusOptions) -> Result<(St
     find_or_create(js, options, None).await
 }
 
+/// The stream's current state, read only (`None` when it does not exist): never creates it,
+/// so asking where the history stands cannot stand in for the consumers' own detection of a
+/// deleted stream. Bounded by the publish timeout.
+pub(crate) async fn current(js: &Context, options: &NatsBusOptions) -> Result<Option<StreamState>, BusError> {
+    match within(options.publish_timeout, js.get_stream(&options.stream_name)).await? {
+        Ok(stream) => Ok(Some(StreamState::of(stream.cached_info()))),
+        Err(err) if is_stream_not_found(&err) => Ok(None),
+        Err(err) => Err(backend_error(err)),
+    }
+}
+
 /// Whether the stream holds another event than `event_id` at `sequence`, by its
 /// `Nats-Msg-Id`: the sign of a rollback refilled past an event. `false` when it cannot tell
 /// (the message is gone or unreadable right now): that proves nothing, and the next check
