@@ -34,3 +34,4 @@ pub(crate) use completer::{Completers, CompletionFn};
 pub(crate) use entries::{DefinitionRevision, PromptFn, ResourceFn, ToolFn};
 pub(crate) use entry_handler::run_guarded;
 pub(crate) use server::Catalog;
+pub(crate) use template::UriTemplate;

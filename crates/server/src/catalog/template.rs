@@ -49,6 +49,14 @@ impl UriTemplate {
         Ok(UriTemplate { parts })
     }
 
+    /// The names of its variables, in order.
+    pub(crate) fn variables(&self) -> impl Iterator<Item = &str> {
+        self.parts.iter().filter_map(|part| match part {
+            Part::Variable(name) => Some(name.as_str()),
+            Part::Literal(_) => None,
+        })
+    }
+
     /// Match `uri`, returning the variables on success.
     pub(crate) fn matches(&self, uri: &str) -> Option<Map<String, Value>> {
         let mut vars = Map::new();
@@ -89,5 +97,7 @@ mod tests {
         assert_eq!(t.matches("file:///a.txt").unwrap()["path"], "a.txt");
         assert!(UriTemplate::parse("a/{b").is_err());
         assert!(UriTemplate::parse("a/{}").is_err());
+        let t = UriTemplate::parse("orders://{order}/lines/{line}").unwrap();
+        assert_eq!(t.variables().collect::<Vec<_>>(), ["order", "line"]);
     }
 }

@@ -16,7 +16,7 @@ use super::answer::IntoAnswer;
 use super::completion::CompleterSet;
 use super::handler::TypedHandler;
 use super::{arguments, schema};
-use crate::catalog::{Registration, ResourceFn, ResourceRead};
+use crate::catalog::{Registration, ResourceFn, ResourceRead, UriTemplate};
 use crate::error::ServerError;
 use crate::outcome::Outcome;
 
@@ -30,6 +30,8 @@ impl IntoAnswer<Vec<ResourceContents>> for ResourceContents {
 /// [`McpServer::add`](crate::McpServer::add).
 pub struct TypedTemplate {
     def: ResourceTemplate,
+    /// The template's variables, in order (empty when it does not parse: `read` says why).
+    variables: Vec<String>,
     read: Result<ResourceFn, ServerError>,
     completers: CompleterSet,
 }
@@ -66,18 +68,21 @@ where
 {
     let def = ResourceTemplate { uri_template: uri_template.into(), name: name.into(), ..ResourceTemplate::default() };
     let root = schema::schema_of::<T>();
-    let read = fields_match(&def.uri_template, &root).map(|()| erase(handler, Arc::new(root)));
-    TypedTemplate { def, read, completers: CompleterSet::default() }
+    let variables = UriTemplate::parse(&def.uri_template).map(|t| t.variables().map(str::to_owned).collect::<Vec<_>>());
+    let read = match &variables {
+        Ok(variables) => fields_match(&def.uri_template, variables, &root).map(|()| erase(handler, Arc::new(root))),
+        Err(error) => Err(ServerError::Definition(error.to_string())),
+    };
+    TypedTemplate { def, variables: variables.unwrap_or_default(), read, completers: CompleterSet::default() }
 }
 
 /// The template's variables and `root`'s properties agree: each variable a property, each
 /// required property a variable.
-fn fields_match(template: &str, root: &Value) -> Result<(), ServerError> {
+fn fields_match(template: &str, variables: &[String], root: &Value) -> Result<(), ServerError> {
     let refuse = |why: String| ServerError::Definition(format!("resource template {template:?}: {why}"));
     if !schema::is_object(root) {
         return Err(refuse("its variables' type is not a struct".into()));
     }
-    let variables = variables(template);
     if let Some(unknown) = variables.iter().find(|v| schema::property(root, v).is_none()) {
         return Err(refuse(format!("variable {{{unknown}}} is not a field of its type")));
     }
@@ -85,11 +90,6 @@ fn fields_match(template: &str, root: &Value) -> Result<(), ServerError> {
         return Err(refuse(format!("field {missing:?} is required but no {{{missing}}} variable sets it")));
     }
     Ok(())
-}
-
-/// The `{names}` of a level-1 template, in order.
-fn variables(template: &str) -> Vec<String> {
-    template.split('{').skip(1).filter_map(|rest| rest.split_once('}').map(|(name, _)| name.to_owned())).collect()
 }
 
 fn erase<T, M, H>(handler: H, root: Arc<Value>) -> ResourceFn
@@ -141,7 +141,7 @@ impl TypedTemplate {
         H: TypedHandler<String, crate::CompletionRequest, M>,
         <H::Future as Future>::Output: IntoAnswer<crate::CompletionValues>,
     {
-        if variables(&self.def.uri_template).iter().any(|v| v == variable) {
+        if self.variables.iter().any(|v| v == variable) {
             self.completers.insert(variable.to_owned(), handler);
         } else if self.read.is_ok() {
             let why = format!("resource template {:?}: it has no {{{variable}}} to complete", self.def.uri_template);
