@@ -420,6 +420,18 @@ impl CallToolResult {
     pub fn error(text: impl Into<String>) -> Self {
         CallToolResult { content: vec![Content::text(text)], is_error: true, ..Default::default() }
     }
+
+    /// The execution error for arguments that do not fit the tool (the model's mistake, which
+    /// it can fix), naming where: `Invalid arguments at /path: why`.
+    ///
+    /// ```
+    /// use mcp_fleet_protocol::{schema::Violation, types::CallToolResult};
+    /// let bad = CallToolResult::invalid_arguments(&Violation { path: "/n".into(), message: "not a number".into() });
+    /// assert!(bad.is_error);
+    /// ```
+    pub fn invalid_arguments(violation: &crate::schema::Violation) -> Self {
+        CallToolResult::error(format!("Invalid arguments {violation}"))
+    }
 }
 
 /// A listed resource.

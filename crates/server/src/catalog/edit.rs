@@ -66,11 +66,8 @@ impl CatalogEdit<'_> {
         match entry.into().into_kind()? {
             Registered::Tool { def, run, task_support, scopes } => {
                 refuse_duplicate(&self.catalog.tools, ListKind::Tools, &def.name)?;
-                let name = def.name.clone();
-                let entry = tool_entry(def, None, run)?;
+                let entry = ToolEntry { task_support, required_scopes: scopes, ..tool_entry(def, None, run)? };
                 self.catalog.tools.upsert(entry);
-                self.set_task_support(&name, task_support);
-                self.require_scopes(&name, scopes);
                 self.touch(ListKind::Tools);
             }
             Registered::Prompt { def, get, completers } => {

@@ -89,8 +89,7 @@ pub(super) fn prepare_call(req: &mut MethodRequest<'_>) -> Result<Prepared, RpcE
     let arguments = Value::Object(arguments);
     if let Err(violation) = entry.schemas.input.check(&arguments) {
         // A tool input error is a result (isError), not a protocol error.
-        let problem = format!("Invalid arguments {violation}");
-        return finisher.finish(CallToolResult::error(problem).into(), None).map(Prepared::Immediate);
+        return finisher.finish(CallToolResult::invalid_arguments(&violation).into(), None).map(Prepared::Immediate);
     }
     // Built as an object two statements above.
     let Value::Object(arguments) = arguments else { return Err(RpcError::internal("arguments are an object")) };

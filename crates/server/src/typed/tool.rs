@@ -100,7 +100,7 @@ where
         let args = match arguments::deserialize::<T>(Value::Object(call.arguments)) {
             Ok(args) => args,
             Err(violation) => {
-                let result = CallToolResult::error(format!("Invalid arguments {violation}"));
+                let result = CallToolResult::invalid_arguments(&violation);
                 return futures_util::future::ready(Ok(Outcome::Complete(result))).boxed();
             }
         };
