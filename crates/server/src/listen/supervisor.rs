@@ -46,12 +46,10 @@ pub(crate) async fn run(mut parts: ConsumerParts, events: BusStream) {
                 None => return,
             },
         };
-        // Asked after subscribing: every event after this position will be heard.
-        match parts.bus.position().await {
-            Ok(Some(position)) => parts.intake.started_at(position),
-            Ok(None) => {}
-            Err(e) => tracing::debug!(error = %e, "the bus's position is unknown; resumes wait for its first event"),
-        }
+        // Asked after subscribing: every event after this position will be heard. In the
+        // background, so a bus slow to answer (a failover in progress) never holds back the
+        // consumer or its health; a node that heard an event first ignores the answer.
+        tokio::spawn(learn_position(parts.bus.clone(), parts.intake.clone()));
         parts.health.set_supervised(true);
         let consumer = tokio::spawn(consume(stream, parts.intake.clone()));
         let abort = consumer.abort_handle();
@@ -97,5 +95,14 @@ async fn consume(mut events: BusStream, intake: Arc<EventIntake>) {
             BusItem::Event(event) => intake.deliver(&event),
             BusItem::Gap(reason) => intake.gap(&reason),
         }
+    }
+}
+
+/// Tell the intake where the bus's history stands, when the bus can say.
+async fn learn_position(bus: Arc<dyn ServerEventBus>, intake: Arc<EventIntake>) {
+    match bus.position().await {
+        Ok(Some(position)) => intake.started_at(position),
+        Ok(None) => {}
+        Err(e) => tracing::debug!(error = %e, "the bus's position is unknown; resumes wait for its first event"),
     }
 }
