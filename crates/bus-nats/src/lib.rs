@@ -8,7 +8,7 @@
 //! - `members`: fleet membership (a watched key-value bucket, or heartbeats in core mode).
 //! - `keyspace`: the [`Keyspace`](mcp_fleet_bus::Keyspace) that
 //!   [`ServerEventBus::keyspace`] opens: a key-value
-//!   bucket per keyspace, its `max_age` the TTL (JetStream mode only).
+//!   bucket per keyspace, each record with its writer's TTL (JetStream mode only).
 //!
 //! # Delivery
 //!

@@ -122,7 +122,7 @@ async fn jetstream_passes_the_keyspace_suite() {
 }
 
 #[tokio::test]
-async fn a_keyspace_opened_with_another_ttl_updates_its_bucket() {
+async fn a_keyspace_bucket_keeps_the_longest_ttl_any_node_opened_it_with() {
     let Some(admin) = admin().await else { return };
     let base = options("keyspace_ttl", "node", NatsMode::JetStream);
     let bus = NatsBus::connect(base.clone()).await.expect("connect");
@@ -133,9 +133,11 @@ async fn a_keyspace_opened_with_another_ttl_updates_its_bucket() {
         admin.get_stream(&bucket).await.expect("the bucket's stream").cached_info().config.max_age
     };
     assert_eq!(max_age(&admin).await, Duration::from_secs(60));
-    let second = bus.keyspace("sessions", Duration::from_secs(30)).await.expect("open with another ttl");
-    assert_eq!(max_age(&admin).await, Duration::from_secs(30), "the newest TTL wins");
-    assert_eq!(second.get("k").await.expect("get").map(|r| r.revision), Some(revision), "records are kept");
+    let shorter = bus.keyspace("sessions", Duration::from_secs(30)).await.expect("open with a shorter ttl");
+    assert_eq!(max_age(&admin).await, Duration::from_secs(60), "a shorter TTL leaves the bucket as it is");
+    assert_eq!(shorter.get("k").await.expect("get").map(|r| r.revision), Some(revision), "records are kept");
+    bus.keyspace("sessions", Duration::from_secs(90)).await.expect("open with a longer ttl");
+    assert_eq!(max_age(&admin).await, Duration::from_secs(90), "a longer one grows it");
     delete_keyspaces(&admin, &base, &["sessions"]).await;
     cleanup(&admin, &base).await;
 }

@@ -49,7 +49,7 @@ pub enum GapReason {
 }
 
 /// Errors of bus operations.
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
 pub enum BusError {
     /// The broker cannot be reached right now; the caller may retry.
     #[error("event bus unavailable: {0}")]

@@ -1,7 +1,7 @@
 //! [`Keyspace`]: the one contract for fleet-wide shared state with expiry — keyed records with a
 //! time to live, compare-and-set on a revision, and counters — that every backend implements
 //! once (a map with deadlines in memory, keys with `PEXPIRE` and Lua scripts in Redis, a
-//! JetStream key-value bucket with `max_age` in NATS).
+//! JetStream key-value bucket whose records carry their TTLs in NATS).
 //!
 //! Sessions of the 2025 protocol era, the replies of server-to-client requests, and any other
 //! feature that needs state shared by the fleet take a keyspace of their own from
@@ -10,12 +10,13 @@
 //!
 //! # Contract
 //!
-//! - **One TTL per keyspace**, fixed when it is opened: every write (create, put,
-//!   compare-and-set, increment) makes the key live for `ttl` from then, measured on the
-//!   broker's clock where there is a broker. A key not written for `ttl` is gone: `get` answers
-//!   `None`, and `create` succeeds again. Expiry may be late by the backend's granularity
-//!   (JetStream's is about a second), never early. Every node must open a keyspace with the
-//!   same name and TTL.
+//! - **A TTL per handle**, fixed when it is opened: every write (create, put,
+//!   compare-and-set, increment) makes the key live for the writing handle's `ttl` from then,
+//!   measured on the broker's clock where there is a broker. A key not written for that long
+//!   is gone: `get` answers `None`, and `create` succeeds again. Expiry may be late by the
+//!   backend's granularity (JetStream's is about a second), never early. Nodes that open a
+//!   keyspace with different TTLs (a rolling deploy that changes one) share its records, each
+//!   living by the TTL of its last writer.
 //! - **Revisions** increase with every write of a key; a key created anew (after a delete or an
 //!   expiry) may start again from any value, but never repeats the revision it had when it was
 //!   read, so a compare-and-set against a stale read fails.
@@ -49,14 +50,16 @@
 //!   from one counter per keyspace that never expires; expiry on Redis's clock, to the
 //!   millisecond. A slot set is a sorted set scored by expiry (`<prefix>#slots.<key>`), pruned
 //!   and changed by one script on Redis's clock.
-//! - **NATS JetStream**: one key-value bucket per keyspace whose `max_age` is the TTL (servers
-//!   before 2.11 have no per-message TTL), revisions its stream sequences; expiry is late by up
-//!   to about a second. Opening a keyspace whose bucket has another `max_age` updates the
-//!   bucket to the new TTL (the newest configuration wins). Core NATS stores nothing: opening a
-//!   keyspace there is [`BusError::Config`]. A slot set is one entry (`slots/<key>`, a `/` no
-//!   record key holds) mapping members to expiries on the writing node's wall clock, changed by
+//! - **NATS JetStream**: one key-value bucket per keyspace; each record carries its writer's
+//!   TTL in a header (servers before 2.11 have no per-message TTL) and is live until the
+//!   broker's timestamp of the write plus that TTL; the bucket's `max_age`, the longest TTL
+//!   any node opened it with, sweeps what is long dead. Revisions are its stream sequences.
+//!   Increments are read-then-write, combined per node and counter so that contenders are the
+//!   nodes, not the requests. Core NATS stores nothing: opening a keyspace there is
+//!   [`BusError::Config`]. A slot set is one entry (`slots/<key>`, a `/` no record key holds)
+//!   mapping members to expiries on the writing node's wall clock, changed by
 //!   compare-and-set.
-
+//!
 use std::time::Duration;
 
 use crate::bus::{BoxFuture, BusError};

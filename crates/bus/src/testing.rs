@@ -177,7 +177,7 @@ where
 }
 
 /// The keyspace names [`run_keyspace_suite`] opens (for a test's cleanup).
-pub const KEYSPACE_SUITE_NAMES: [&str; 3] = ["suite", "suite-other", "suite-expiry"];
+pub const KEYSPACE_SUITE_NAMES: [&str; 4] = ["suite", "suite-other", "suite-expiry", "suite-ttls"];
 
 /// How a backend expires keys, for [`run_keyspace_suite`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -202,7 +202,7 @@ where
 {
     let nodes = [make_node(0).await, make_node(1).await];
     let long = Duration::from_secs(60);
-    let [name, other_name, expiry_name] = KEYSPACE_SUITE_NAMES;
+    let [name, other_name, expiry_name, ttls_name] = KEYSPACE_SUITE_NAMES;
     let a = nodes[0].keyspace(name, long).await.expect("open a keyspace");
     let b = nodes[1].keyspace(name, long).await.expect("open it on another node");
     assert_eq!(a.ttl(), long);
@@ -232,6 +232,31 @@ where
 
     keyspace_expiry(&nodes, expiry_name, options).await;
     keyspace_slot_expiry(&nodes, expiry_name, options).await;
+    keyspace_ttl_per_writer(&nodes, ttls_name, options).await;
+}
+
+/// Each key lives by the TTL of the handle that wrote it last: a node opening the keyspace
+/// with a shorter TTL (a rolling deploy that shortens it) neither shortens the keys the others
+/// write nor lengthens its own.
+async fn keyspace_ttl_per_writer(nodes: &[Arc<dyn ServerEventBus>; 2], name: &str, options: KeyspaceSuiteOptions) {
+    let KeyspaceSuiteOptions { ttl, expiry_slack: slack } = options;
+    let long = nodes[0].keyspace(name, Duration::from_secs(60)).await.expect("open with a long TTL");
+    let short = nodes[1].keyspace(name, ttl).await.expect("open it with a short one on another node");
+    long.put("long", b"kept".to_vec()).await.expect("put");
+    short.put("short", b"brief".to_vec()).await.expect("put");
+    let counted = long.increment("count", 1).await.expect("increment");
+    assert_eq!(counted, 1);
+    tokio::time::sleep(ttl + slack + Duration::from_millis(50)).await;
+    for reader in [&long, &short] {
+        assert_eq!(reader.get("short").await.expect("get"), None, "the short handle's key expired");
+        let kept = reader.get("long").await.expect("get").map(|r| r.value);
+        assert_eq!(kept, Some(b"kept".to_vec()), "the long handle's key outlives the short TTL");
+    }
+    assert_eq!(short.increment("count", 1).await.expect("increment"), 2, "a long-lived counter counts on");
+    assert!(short.create("short", Vec::new()).await.expect("create").is_some(), "an expired key is created anew");
+    for key in ["long", "short", "count"] {
+        long.delete(key).await.expect("delete");
+    }
 }
 
 /// Slot sets: taken up to the limit, renewed whatever the limit, released, apart from records
@@ -370,19 +395,27 @@ async fn keyspace_counters(a: &Arc<dyn crate::Keyspace>, b: &Arc<dyn crate::Keys
     assert_eq!(a.increment("min", i64::MIN).await.expect("increment"), i64::MIN);
     assert!(matches!(b.increment("min", -1).await, Err(crate::BusError::Backend(_))));
 
-    let tasks: Vec<_> = (0..40)
+    increment_at_once(a, b, "hits", 40).await;
+    assert_eq!(b.get("hits").await.expect("get").map(|r| r.value), Some(b"40".to_vec()));
+    // A hot counter (a fleet-wide rate window under load): none given up on contention.
+    increment_at_once(a, b, "hot", 2000).await;
+}
+
+/// Increment the counter `key` by one `times` times at once, alternating the nodes: every
+/// increment counts and sees its own value.
+async fn increment_at_once(a: &Arc<dyn crate::Keyspace>, b: &Arc<dyn crate::Keyspace>, key: &'static str, times: i64) {
+    let tasks: Vec<_> = (0..times)
         .map(|i| {
             let ks = if i % 2 == 0 { a.clone() } else { b.clone() };
-            tokio::spawn(async move { ks.increment("hits", 1).await })
+            tokio::spawn(async move { ks.increment(key, 1).await })
         })
         .collect();
     let mut seen = Vec::new();
     for task in tasks {
-        seen.push(task.await.expect("the task ran").expect("increment"));
+        seen.push(task.await.expect("the task ran").expect("a contended increment counts"));
     }
     seen.sort_unstable();
-    assert_eq!(seen, (1..=40).collect::<Vec<i64>>(), "every increment saw its own value");
-    assert_eq!(b.get("hits").await.expect("get").map(|r| r.value), Some(b"40".to_vec()));
+    assert_eq!(seen, (1..=times).collect::<Vec<i64>>(), "{key}: every increment saw its own value");
 }
 
 /// When a write started and ended (the broker applied it in between).
