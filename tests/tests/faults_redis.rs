@@ -1,7 +1,7 @@
 //! Redis faults, each on private Redis processes (never the shared 6379): every client
 //! connection killed, a restart without persistence, a Sentinel failover, a split brain (a
 //! primary cut off from its replica and sentinels, not from every node), and a trim past a
-//! node that lags. Each runs the scenarios of `mcp_fleet_tests::faults` — continuous publishing
+//! node that lags, and an outage longer than the nodes' grace period. Each runs the scenarios of `mcp_fleet_tests::faults` — continuous publishing
 //! across the fault, then single publishes 0, 300 and 1500 ms after it — and checks on every
 //! stream of every node that each accepted change arrived or was invalidated by a gap, that
 //! the nodes keep answering, and that the counters tell what happened.
@@ -12,7 +12,7 @@ use std::time::Duration;
 use mcp_fleet_bus::ServerEventBus;
 use mcp_fleet_bus_redis::{RedisBus, RedisBusOptions};
 use mcp_fleet_tests::faults::procs::{RedisServer, SentinelSet, TempDir};
-use mcp_fleet_tests::faults::{Fault, FaultFleet, run_scenarios};
+use mcp_fleet_tests::faults::{Fault, FaultFleet, STREAMS_PER_NODE, run_scenarios};
 use mcp_fleet_tests::proxy::CuttableProxy;
 use mcp_fleet_tests::{WAIT, eventually};
 
@@ -105,6 +105,11 @@ impl Fault for Failover {
     }
 }
 
+/// A failover is usually over in a second or two. On a loaded machine a sentinel whose timer
+/// runs late enters TILT mode for 30 s and the failover waits for it: the nodes are deaf past
+/// their grace period, end their listen streams with the completion result, and clients
+/// reconnect and list again — which the harness does too (`listens_reopened` in the output).
+/// Either way, every accepted change reaches every stream or is invalidated.
 #[tokio::test]
 async fn a_sentinel_failover() {
     let dir = TempDir::new("redis-sentinel");
@@ -122,6 +127,43 @@ async fn is_linked_replica(port: u16) -> bool {
     let Some(mut conn) = mcp_fleet_tests::faults::procs::redis_connect(port).await else { return false };
     let info: String = redis::cmd("INFO").arg("replication").query_async(&mut conn).await.unwrap_or_default();
     info.contains("role:slave") && info.contains("master_link_status:up")
+}
+
+/// The broker is out of reach for longer than the nodes' `bus_down_grace` (what a failover
+/// that outlasts it under load looks like to a node): every node ends its listen streams with
+/// their completion result and refuses new ones until it hears the bus again. The promise is
+/// the one a client follows: reconnect, list again, and hear every change after that — the
+/// harness reopens each stream the same way and holds the new one to the invariant.
+struct OutagePastGrace(CuttableProxy);
+
+/// The grace period of [`an_outage_past_the_grace_period`]'s nodes.
+const SHORT_GRACE: Duration = Duration::from_millis(1000);
+
+impl Fault for OutagePastGrace {
+    async fn inject(&mut self, fleet: &FaultFleet) {
+        let closed = fleet.completed() + fleet.nodes.len() * STREAMS_PER_NODE;
+        self.0.cut();
+        eventually("every listen stream is ended with its completion result", WAIT * 2, || async {
+            fleet.completed() >= closed
+        })
+        .await;
+        self.0.restore();
+    }
+
+    async fn settle(&mut self, _: &FaultFleet) {}
+}
+
+#[tokio::test]
+async fn an_outage_past_the_grace_period() {
+    let dir = TempDir::new("redis-outage");
+    let server = RedisServer::start(dir.path(), "redis", None).await;
+    let proxy = CuttableProxy::start(format!("127.0.0.1:{}", server.port).parse().expect("addr")).await;
+    let url = format!("redis://{}/0", proxy.addr);
+    let fleet = FaultFleet::start_with(buses([&url, &url, &url]).await, |o| o.bus_down_grace(SHORT_GRACE)).await;
+    run_scenarios("redis outage past the grace period", &fleet, &mut OutagePastGrace(proxy)).await;
+    // Four outages, each closing every listen stream of every node once.
+    assert_eq!(fleet.reopened(), 4 * fleet.nodes.len() * STREAMS_PER_NODE, "{}", fleet.counters_line());
+    fleet.shutdown().await;
 }
 
 /// A split brain: the primary is cut off from its replica and the sentinels (which promote the

@@ -5,6 +5,10 @@
 //! 1. continuous publishing from every node, with the fault in the middle;
 //! 2. a single publish 0, 300 and 1500 ms after the fault, retried while `notify()` errors.
 //!
+//! A listen stream its node ends with the completion result (deaf past `bus_down_grace`, as a
+//! long failover under load can make it) is opened again as a client would, and the client's
+//! new list counts as the invalidation of everything sent before it ([`record`]).
+//!
 //! After each, the invariant of [`record`] is checked on every stream of every node, every node
 //! must answer HTTP and hear the bus again, and the counters that explain what happened are
 //! printed. Tests read like the issue's list: one fault per test, its brokers its own.
@@ -24,7 +28,7 @@ use tokio::time::Instant;
 use crate::cluster::{FOLLOWED, follow_all, publish_kind};
 use crate::legacy::LegacySession;
 use crate::{McpClient, TestNode, WAIT, request, test_server};
-use record::{Accepted, StreamRecord, assert_all_covered};
+use record::{Accepted, Reopen, StreamRecord, assert_all_covered};
 
 /// Listen streams per node (30 across a 3-node fleet, as in the issue).
 pub const STREAMS_PER_NODE: usize = 10;
@@ -58,19 +62,28 @@ pub struct FaultFleet {
 impl FaultFleet {
     /// Start one node per bus and open the streams (half HTTP/1.1, half h2c).
     pub async fn start(buses: Vec<Arc<dyn ServerEventBus>>) -> FaultFleet {
+        Self::start_with(buses, |options| options).await
+    }
+
+    /// The same, with every node's options passed through `configure` first.
+    pub async fn start_with(
+        buses: Vec<Arc<dyn ServerEventBus>>,
+        configure: impl Fn(HandlerOptions) -> HandlerOptions,
+    ) -> FaultFleet {
         let mut nodes = Vec::new();
         for (i, bus) in buses.into_iter().enumerate() {
-            let options = HandlerOptions::default().node_id(format!("node-{i}")).bus(bus);
+            let options = configure(HandlerOptions::default().node_id(format!("node-{i}")).bus(bus));
             nodes.push(TestNode::start(test_server(), options).await);
         }
         let mut streams = Vec::new();
         for (i, node) in nodes.iter().enumerate() {
             for j in 0..STREAMS_PER_NODE {
                 let client = if j % 2 == 0 { McpClient::new(node.url()) } else { McpClient::h2c(node.url()) };
-                let mut stream = client.listen(json!(format!("s{i}-{j}")), follow_all()).await;
+                let reopen = Reopen { client, id: json!(format!("s{i}-{j}")), filter: follow_all() };
+                let mut stream = reopen.client.listen(reopen.id.clone(), reopen.filter.clone()).await;
                 let ack = stream.next_message().await.expect("ack");
                 assert_eq!(ack["method"], "notifications/subscriptions/acknowledged", "{ack}");
-                streams.push(StreamRecord::start(i, stream));
+                streams.push(StreamRecord::reopening(i, stream, reopen));
             }
             for j in 0..LEGACY_STREAMS_PER_NODE {
                 let client = if j % 2 == 0 { McpClient::new(node.url()) } else { McpClient::h2c(node.url()) };
@@ -82,6 +95,17 @@ impl FaultFleet {
             }
         }
         FaultFleet { nodes, streams, accepted: Mutex::default() }
+    }
+
+    /// How many times listen streams were ended with their completion result (their node deaf
+    /// past its grace period) and opened again, over the whole fleet.
+    pub fn reopened(&self) -> usize {
+        self.streams.iter().map(StreamRecord::reopened).sum()
+    }
+
+    /// How many completion results listen streams got, over the whole fleet.
+    pub fn completed(&self) -> usize {
+        self.streams.iter().map(StreamRecord::completed).sum()
     }
 
     /// Every node's notifier.
@@ -200,11 +224,8 @@ impl FaultFleet {
             "mcp_fleet_bus_publish_failures",
             "mcp_fleet_bus_duplicates_dropped",
         ];
-        names
-            .iter()
-            .map(|n| format!("{}={}", n.trim_start_matches("mcp_fleet_"), self.counter(n)))
-            .collect::<Vec<_>>()
-            .join(" ")
+        let counters = names.iter().map(|n| format!("{}={}", n.trim_start_matches("mcp_fleet_"), self.counter(n)));
+        counters.chain([format!("listens_reopened={}", self.reopened())]).collect::<Vec<_>>().join(" ")
     }
 
     /// Shut every node down.

@@ -16,6 +16,16 @@
 //! epoch reuses versions, and an old notification at a higher version covers nothing new.
 //! A gap frame without a place (a node that had delivered nothing yet, or a resumed session
 //! stream's first invalidation) covers what was sent before it arrived.
+//!
+//! **A listen stream its node ends** is followed as a real client follows it. A node deaf past
+//! its `bus_down_grace` (a broker failover that outlasts it, a long partition) ends its listen
+//! streams with their completion result and refuses new ones until it hears again: that is the
+//! product's promise, and a client reconnects and lists again. A [`StreamRecord`] with a
+//! [`Reopen`] does the same: after the completion result it opens the same listen on the same
+//! node (retrying while refused), and the list it would read once acknowledged is recorded as a
+//! gap of every followed kind without a place — it covers every change sent before it, none
+//! sent after, which the new stream must deliver. A stream that ends **without** its completion
+//! result (a dropped connection), or cannot be reopened, has ended: what it lacks is reported.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -23,8 +33,14 @@ use std::time::Duration;
 use serde_json::Value;
 use tokio::time::Instant;
 
-use crate::ListenStream;
 use crate::cluster::{EVENT_META, FOLLOWED};
+use crate::{ListenStream, McpClient};
+
+/// How long a [`Reopen`] keeps retrying a node that refuses listens (one that has not heard
+/// the bus again yet).
+const REOPEN_WAIT: Duration = Duration::from_secs(90);
+/// Pause between two refused attempts.
+const REOPEN_EVERY: Duration = Duration::from_millis(200);
 
 /// One notification as a stream received it.
 #[derive(Debug, Clone)]
@@ -66,27 +82,109 @@ pub struct StreamRecord {
 struct Log {
     received: Vec<Received>,
     ended: bool,
+    completed: usize,
+    reopened: usize,
+}
+
+/// The listen request a client sends again when its node ends the stream with its completion
+/// result (see the module docs). The filter must follow every kind of [`FOLLOWED`].
+#[derive(Clone)]
+pub struct Reopen {
+    /// The client of the node the stream is open on.
+    pub client: McpClient,
+    /// The listen request's id (the completion result answers it).
+    pub id: Value,
+    /// The listen filter.
+    pub filter: Value,
+}
+
+impl Reopen {
+    /// Whether `message` is this listen's completion result.
+    fn completes(&self, message: &Value) -> bool {
+        message["id"] == self.id && message.get("result").is_some()
+    }
+
+    /// The same listen, acknowledged; `None` when the node refused it for [`REOPEN_WAIT`].
+    async fn open(&self) -> Option<ListenStream> {
+        let deadline = Instant::now() + REOPEN_WAIT;
+        while Instant::now() < deadline {
+            let mut stream = self.client.listen(self.id.clone(), self.filter.clone()).await;
+            if stream.status == http::StatusCode::OK {
+                let ack = stream.next_message_within(REOPEN_WAIT).await;
+                if ack.is_some_and(|m| m["method"] == "notifications/subscriptions/acknowledged") {
+                    return Some(stream);
+                }
+            }
+            tokio::time::sleep(REOPEN_EVERY).await;
+        }
+        None
+    }
+}
+
+/// What a client that lists again at `at` knows: every followed kind, as a gap without a place.
+fn relisted(at: Instant) -> impl Iterator<Item = Received> {
+    FOLLOWED.iter().map(move |method| Received {
+        at,
+        method: (*method).to_owned(),
+        position: None,
+        gap: true,
+        gap_after: None,
+    })
+}
+
+/// Read `stream` into `log` until it ends; a stream `reopen` can open again is followed there.
+async fn read(mut stream: ListenStream, log: Arc<Mutex<Log>>, reopen: Option<Reopen>) {
+    let mut completed = false;
+    loop {
+        if let Some(message) = stream.next_message_within(Duration::from_secs(3600)).await {
+            completed = reopen.as_ref().is_some_and(|r| r.completes(&message));
+            let mut log = log.lock().expect("log");
+            log.completed += usize::from(completed);
+            log.received.push(parse(&message));
+            continue;
+        }
+        let again = match &reopen {
+            Some(reopen) if completed => reopen.open().await,
+            _ => None,
+        };
+        let Some(again) = again else {
+            log.lock().expect("log").ended = true;
+            return;
+        };
+        let mut log = log.lock().expect("log");
+        log.reopened += 1;
+        log.received.extend(relisted(Instant::now()));
+        (stream, completed) = (again, false);
+    }
 }
 
 impl StreamRecord {
-    /// Start recording `stream` (already past its acknowledgement), open on `node`.
-    pub fn start(node: usize, mut stream: ListenStream) -> StreamRecord {
+    /// Start recording `stream` (already past its acknowledgement), open on `node`; a stream
+    /// ended without a completion result has ended.
+    pub fn start(node: usize, stream: ListenStream) -> StreamRecord {
+        Self::spawn(node, stream, None)
+    }
+
+    /// The same, for a listen stream a client follows: ended with its completion result, it is
+    /// opened again as `reopen` says (see the module docs).
+    pub fn reopening(node: usize, stream: ListenStream, reopen: Reopen) -> StreamRecord {
+        Self::spawn(node, stream, Some(reopen))
+    }
+
+    fn spawn(node: usize, stream: ListenStream, reopen: Option<Reopen>) -> StreamRecord {
         let log: Arc<Mutex<Log>> = Arc::default();
-        let reader = tokio::spawn({
-            let log = log.clone();
-            async move {
-                loop {
-                    match stream.next_message_within(Duration::from_secs(3600)).await {
-                        Some(message) => log.lock().expect("log").received.push(parse(&message)),
-                        None => {
-                            log.lock().expect("log").ended = true;
-                            return;
-                        }
-                    }
-                }
-            }
-        });
+        let reader = tokio::spawn(read(stream, log.clone(), reopen));
         StreamRecord { node, log, reader }
+    }
+
+    /// How many times the node ended the stream with its completion result.
+    pub fn completed(&self) -> usize {
+        self.log.lock().expect("log").completed
+    }
+
+    /// How many times the stream was ended with its completion result and opened again.
+    pub fn reopened(&self) -> usize {
+        self.log.lock().expect("log").reopened
     }
 
     /// Whether this stream has seen `accepted` (see the module docs), and whether it ended.
@@ -233,5 +331,21 @@ mod tests {
         assert!(!is_covered(&[event(at(t, 50), TOOLS, 1, 9)], &reused));
         assert!(is_covered(&[event(at(t, 50), TOOLS, 1, 9), event(at(t, 150), TOOLS, 1, 6)], &reused), "coalesced");
         assert!(!is_covered(&[event(at(t, 150), TOOLS, 2, 6)], &reused), "another epoch's version");
+    }
+
+    #[test]
+    fn listing_again_covers_every_kind_sent_before_it_and_nothing_after() {
+        let t = Instant::now();
+        let before: Vec<Accepted> =
+            (0..FOLLOWED.len()).map(|kind| Accepted { sent: at(t, 10), kind, epoch: 1, version: 5 }).collect();
+        let after = Accepted { sent: at(t, 200), kind: TOOLS, epoch: 1, version: 6 };
+        // The stream heard version 4, ended with its completion result, and was opened again
+        // at 100 ms: the client's new list has every change sent before.
+        let mut log = vec![event(at(t, 5), TOOLS, 1, 4)];
+        log.extend(relisted(at(t, 100)));
+        assert!(before.iter().all(|a| is_covered(&log, a)));
+        assert!(!is_covered(&log, &after), "a change sent after the list must arrive on the new stream");
+        log.push(event(at(t, 210), TOOLS, 1, 6));
+        assert!(is_covered(&log, &after));
     }
 }
