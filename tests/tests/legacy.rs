@@ -16,7 +16,7 @@ use http::StatusCode;
 use mcp_fleet_bus::{EventEnvelope, MemoryBus, ServerEventBus};
 use mcp_fleet_server::auth::{AuthError, Rate};
 use mcp_fleet_server::types::{CallToolResult, Tool};
-use mcp_fleet_server::{HandlerOptions, InputRequired, LegacyOptions, McpServer, Outcome, Principal};
+use mcp_fleet_server::{Era2025Options, HandlerOptions, InputRequired, McpServer, Outcome, Principal};
 use mcp_fleet_tests::cluster::tenant_options;
 use mcp_fleet_tests::legacy::{LegacySession, headers, initialize_body, initialize_raw};
 use mcp_fleet_tests::{McpClient, TestNode, WAIT, eventually, test_server};
@@ -130,7 +130,7 @@ async fn session_errors_are_http_errors_and_an_ended_session_is_unknown_everywhe
 
 #[tokio::test]
 async fn another_principals_session_is_refused_and_sessions_per_principal_are_limited() {
-    let (_nodes, c) = fleet(|| tenant_options().legacy(LegacyOptions::default().max_sessions_per_principal(2))).await;
+    let (_nodes, c) = fleet(|| tenant_options().era2025(Era2025Options::default().max_sessions_per_principal(2))).await;
     let acme = vec![("x-tenant".to_owned(), "acme".to_owned())];
     let globex = vec![("x-tenant".to_owned(), "globex".to_owned())];
     let session = LegacySession::open_with(&c[0], json!({}), acme.clone()).await;
@@ -156,7 +156,7 @@ async fn a_session_that_expires_without_delete_gives_its_slot_back_and_a_used_on
     // for as long as the client kept retrying.
     let ttl = Duration::from_secs(1);
     let (_nodes, c) =
-        fleet(|| tenant_options().legacy(LegacyOptions::default().max_sessions_per_principal(2).session_ttl(ttl)))
+        fleet(|| tenant_options().era2025(Era2025Options::default().max_sessions_per_principal(2).session_ttl(ttl)))
             .await;
     let acme = vec![("x-tenant".to_owned(), "acme".to_owned())];
     let used = LegacySession::open_with(&c[0], json!({}), acme.clone()).await;
@@ -194,7 +194,7 @@ async fn a_session_belongs_to_its_subject_in_its_tenant_not_to_the_subject_alone
     let (_nodes, c) = fleet(|| {
         HandlerOptions::default()
             .authenticator(sub_and_org)
-            .legacy(LegacyOptions::default().max_sessions_per_principal(1))
+            .era2025(Era2025Options::default().max_sessions_per_principal(1))
     })
     .await;
     let as_user = |org: &str| vec![("x-sub".to_owned(), "u1".to_owned()), ("x-org".to_owned(), org.to_owned())];
@@ -408,7 +408,7 @@ async fn a_batch_past_the_size_limit_is_refused_before_it_is_served() {
 
 #[tokio::test]
 async fn without_sessions_every_post_is_served_alone_and_get_is_not_allowed() {
-    let (_nodes, c) = fleet(|| HandlerOptions::default().legacy(LegacyOptions::default().sessions(false))).await;
+    let (_nodes, c) = fleet(|| HandlerOptions::default().era2025(Era2025Options::default().sessions(false))).await;
     let reply = c[0].post_with(&initialize_body(json!({})), &headers(None, &[])).await;
     assert_eq!(reply.status, StatusCode::OK);
     assert!(reply.headers.get("mcp-session-id").is_none());

@@ -4,7 +4,7 @@
 //! listen's. Each refusal is a specific JSON-RPC error with its status.
 
 use http::StatusCode;
-use mcp_fleet_server::{HandlerOptions, LegacyOptions};
+use mcp_fleet_server::{Era2025Options, HandlerOptions};
 use mcp_fleet_tests::legacy::{LegacySession, initialize_raw};
 use mcp_fleet_tests::{McpClient, TestNode, test_server};
 use serde_json::{Value, json};
@@ -31,8 +31,8 @@ async fn capabilities_larger_than_the_limit_are_refused_before_a_session_is_stor
 
 #[tokio::test]
 async fn anonymous_sessions_are_counted_per_client_address() {
-    let legacy = LegacyOptions::default().max_sessions_per_address(2);
-    let options = HandlerOptions::default().legacy(legacy).loopback_exempt_from_address_limit(false);
+    let legacy = Era2025Options::default().max_sessions_per_address(2);
+    let options = HandlerOptions::default().era2025(legacy).loopback_exempt_from_address_limit(false);
     let node = TestNode::start(test_server(), options).await;
     let client = McpClient::new(node.url());
     let first = LegacySession::open(&client, json!({})).await;
@@ -45,8 +45,8 @@ async fn anonymous_sessions_are_counted_per_client_address() {
     node.shutdown().await;
 
     // Loopback is exempt by default (a sidecar proxy, a local load test).
-    let legacy = LegacyOptions::default().max_sessions_per_address(1);
-    let node = TestNode::start(test_server(), HandlerOptions::default().legacy(legacy)).await;
+    let legacy = Era2025Options::default().max_sessions_per_address(1);
+    let node = TestNode::start(test_server(), HandlerOptions::default().era2025(legacy)).await;
     let client = McpClient::new(node.url());
     for _ in 0..3 {
         LegacySession::open(&client, json!({})).await;
@@ -56,8 +56,8 @@ async fn anonymous_sessions_are_counted_per_client_address() {
 
 #[tokio::test]
 async fn a_session_follows_a_bounded_number_of_bounded_uris() {
-    let legacy = LegacyOptions::default().max_subscriptions_per_session(2);
-    let node = TestNode::start(test_server(), HandlerOptions::default().legacy(legacy).max_uri_bytes(64)).await;
+    let legacy = Era2025Options::default().max_subscriptions_per_session(2);
+    let node = TestNode::start(test_server(), HandlerOptions::default().era2025(legacy).max_uri_bytes(64)).await;
     let client = McpClient::new(node.url());
     let session = LegacySession::open(&client, json!({})).await;
     let subscribe =

@@ -118,7 +118,7 @@ fn options(config: &Config, node_id: String) -> HandlerOptions {
         .convergence_timeout(Duration::from_secs(config.convergence_timeout_secs))
         .identity_in_tools_revision(config.identity_in_tools_revision)
         .direct_http1_listen_streams(!config.http1_listen_in_hyper)
-        .legacy(config.legacy());
+        .era2025(config.legacy());
     if config.allowed_origins.iter().any(|o| o == "*") {
         options.allow_any_origin()
     } else {

@@ -7,7 +7,7 @@ use std::time::Duration;
 use clap::Parser;
 use mcp_fleet_bus::redact::{Redacted, SecretUrl};
 use mcp_fleet_server::auth::{LimitScope, TokenTypeCheck};
-use mcp_fleet_server::{CatalogAnnouncePolicy, LegacyOptions};
+use mcp_fleet_server::{CatalogAnnouncePolicy, Era2025Options};
 
 /// One replica of an mcp-fleet MCP server. Its `Debug` shows no secret: the token is
 /// [`Redacted`], the URLs are [`SecretUrl`]s.
@@ -412,11 +412,11 @@ impl Config {
         }
     }
 
-    pub(crate) fn legacy(&self) -> LegacyOptions {
+    pub(crate) fn legacy(&self) -> Era2025Options {
         let options = match self.legacy {
-            LegacyMode::Off => return LegacyOptions::disabled(),
-            LegacyMode::Stateless => LegacyOptions::default().sessions(false),
-            LegacyMode::Sessions => LegacyOptions::default(),
+            LegacyMode::Off => return Era2025Options::disabled(),
+            LegacyMode::Stateless => Era2025Options::default().sessions(false),
+            LegacyMode::Sessions => Era2025Options::default(),
         };
         options
             .session_ttl(Duration::from_secs(self.session_ttl_secs))

@@ -11,7 +11,7 @@
 //! | Item | What it is |
 //! |---|---|
 //! | [`create_mcp_handler`], [`McpHandler`] | Build the endpoint; serve it (`serve`), mount it in axum or any tower/hyper stack (it is a `tower::Service` and a hyper `Service`; `handle`; [`McpHandler::draining`] for the embedding server's graceful shutdown — see `examples/axum-embed`), shut it down (`shutdown`), read its health and metrics. |
-//! | [`HandlerOptions`], [`ResponseMode`], [`LegacyOptions`] | Every option, with its default; how 2025-era clients are served. |
+//! | [`HandlerOptions`], [`ResponseMode`], [`Era2025Options`] | Every option, with its default; how 2025-era clients are served. |
 //! | [`ServerFactory`] | One [`McpServer`] for everyone, or a closure choosing one per request. |
 //! | [`server`], [`typed`], [`Registration`] | The typed way to write tools, prompts and templates: arguments as Rust types, schemas derived, results converted; `#[server]` registers an `impl` block's methods. |
 //! | [`McpServer`], [`McpServerBuilder`], [`CachePolicy`] | The server definition and its copy-on-write catalog. |
@@ -68,8 +68,8 @@
 //! ```
 //!
 //! Inside: `typed` (typed entries, built on the catalog's handler types), `catalog` (the server definition), `methods` (one file per method family),
-//! `listen` (the bus consumer, the router and the listen streams), `legacy` (the 2025 era:
-//! sessions in the fleet, the GET stream, server-to-client requests), `tasks` (the tasks
+//! `listen` (the bus consumer, the router and the listen streams), `era2025` (the 2025 era's state:
+//! sessions in the fleet, the GET stream, server-to-client requests; `http::era2025` answers its requests), `tasks` (the tasks
 //! extension: tasks in the fleet's store, their runners, `tasks/*`), `intercept` (hooks around
 //! calls), `audit` (the record of every call), `extensions` (what discover advertises), `notify` (the two paths a
 //! change travels), `http` (the hyper service and accept loop), `shutdown` (the drain signal) and
@@ -105,18 +105,16 @@
 //! | 12 | `options` | every option of a handler |
 //! | 13 | `services` | what serving a request may use of its handler, as one narrow reference |
 //! | 14 | `methods` | the 2026-07-28 methods and their dispatch |
-//! | 15 | `legacy` | the 2025 era: sessions, the GET stream, relayed requests |
+//! | 15 | `era2025` | the 2025 era's state: sessions, the GET streams, relayed requests |
 //! | 16 | `endpoint` | `McpHandler`: building it, its shared state, its drain |
-//! | 17 | `http` | the hyper service, the accept loop, the HTTP/1.1 direct path |
-//!
-//! Still running up, to be removed (each named here until it is gone): `legacy -> endpoint`,
-//! `legacy -> http`.
+//! | 17 | `http` | the hyper service, the accept loop, the HTTP/1.1 direct path, the 2025 era's requests |
 
 mod audit;
 pub mod auth;
 mod catalog;
 mod context;
 mod endpoint;
+mod era2025;
 mod error;
 mod extensions;
 mod factory;
@@ -124,7 +122,6 @@ mod fleet;
 mod http;
 mod identity;
 mod intercept;
-mod legacy;
 mod listen;
 mod methods;
 mod metrics;
@@ -155,7 +152,7 @@ pub use identity::{EXECUTION_KEY, ExecutionIdentity, IMAGE_ENV, POD_UID_ENV};
 pub use intercept::{CallAnswer, CallInterceptor, Next, ResultCache, ToolInvocation};
 pub use listen::BusHealthState;
 pub use notify::Notifier;
-pub use options::{HandlerOptions, LegacyOptions, ResponseMode};
+pub use options::{Era2025Options, HandlerOptions, ResponseMode};
 pub use outcome::{InputRequired, Outcome};
 pub use task_handle::TaskHandle;
 pub use tasks::TaskOptions;

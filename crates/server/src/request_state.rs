@@ -62,7 +62,7 @@ impl StateCodec {
     }
 
     /// The key ring, which also seals the SSE ids of scoped principals' GET streams (see
-    /// `crate::legacy`): shared by the fleet when configured, like `requestState`.
+    /// `crate::era2025`): shared by the fleet when configured, like `requestState`.
     pub(crate) fn ring(&self) -> &StateSigner {
         &self.signer
     }

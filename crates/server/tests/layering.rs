@@ -1,9 +1,8 @@
 //! The server crate's layering, as its crate doc writes it down ("Layers"), held against the
 //! code: every `crate::…` path in a module's files (test code left out; a name re-exported at
 //! the crate root counted for the module that defines it) must name a module of a lower layer.
-//! Two modules of one layer never name each other, so the modules form no cycle. The imports
-//! that still run up are listed in the doc by name ("Still running up"): one more fails this
-//! test, and so does one listed that the code no longer has (strike it from the list).
+//! Two modules of one layer never name each other, so the modules form no cycle: the
+//! top-level modules are a DAG, and one import running up or sideways fails this test.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
@@ -30,18 +29,6 @@ fn layers(doc: &[String]) -> BTreeMap<String, u32> {
         }
     }
     layers
-}
-
-/// The listed upward imports: `` `a -> b` `` pairs in the paragraph starting "Still running up".
-fn allowed_upward(doc: &[String]) -> BTreeSet<(String, String)> {
-    let start = doc.iter().position(|l| l.starts_with("Still running up")).expect("a \"Still running up\" paragraph");
-    let paragraph: Vec<&str> = doc[start..].iter().take_while(|l| !l.is_empty()).map(String::as_str).collect();
-    paragraph
-        .join(" ")
-        .split('`')
-        .filter_map(|part| part.split_once(" -> "))
-        .map(|(a, b)| (a.trim().to_owned(), b.trim().to_owned()))
-        .collect()
 }
 
 /// Root re-exports: a name used as `crate::Name` belongs to the module it comes from.
@@ -145,10 +132,8 @@ fn imports() -> BTreeMap<(String, String), PathBuf> {
 }
 
 #[test]
-fn every_module_names_only_lower_layers_but_the_listed_ones() {
-    let doc = crate_doc();
-    let layers = layers(&doc);
-    let allowed = allowed_upward(&doc);
+fn every_module_names_only_lower_layers() {
+    let layers = layers(&crate_doc());
     let mut upward = BTreeSet::new();
     let mut unplaced = BTreeSet::new();
     for ((from, to), file) in imports() {
@@ -161,9 +146,5 @@ fn every_module_names_only_lower_layers_but_the_listed_ones() {
         }
     }
     assert!(unplaced.is_empty(), "modules missing from the crate doc's Layers table: {unplaced:#?}");
-    let found: BTreeSet<_> = upward.iter().map(|(edge, _)| edge.clone()).collect();
-    let new: Vec<_> = upward.iter().filter(|(edge, _)| !allowed.contains(edge)).collect();
-    assert!(new.is_empty(), "imports running up or sideways the layering (crate doc, \"Layers\"): {new:#?}");
-    let gone: Vec<_> = allowed.difference(&found).collect();
-    assert!(gone.is_empty(), "listed as still running up, but the code no longer has them (strike them): {gone:?}");
+    assert!(upward.is_empty(), "imports running up or sideways the layering (crate doc, \"Layers\"): {upward:#?}");
 }

@@ -29,7 +29,7 @@ impl McpHandler {
         let deadline = tokio::time::Instant::now() + shared.options.shutdown_deadline;
         shared.metrics.draining.set(1);
         shared.router.close_all();
-        shared.legacy.streams.close_all();
+        shared.era2025.streams.close_all();
         if let Some(tasks) = &shared.tasks {
             // Before this node leaves the membership, so no replica counts its tasks orphaned.
             tasks.begin_drain(shared.options.shutdown_deadline).await;

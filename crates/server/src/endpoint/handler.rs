@@ -14,11 +14,11 @@ use tokio::sync::watch;
 use crate::audit::{AuditOrigin, AuditTrail};
 use crate::auth::www_authenticate::resource_metadata_base;
 use crate::auth::{LimitGate, PrincipalLimits};
+use crate::era2025::{Era2025State, SessionStreams};
 use crate::error::ServerError;
 use crate::factory::ServerFactory;
 use crate::fleet::{FleetStatus, FleetTiming, FleetWatch};
 use crate::identity::{ExecutionIdentity, RevisionSalt};
-use crate::legacy::{Legacy, SessionStreams};
 use crate::listen::supervisor::{self, ConsumerParts};
 use crate::listen::{
     BusHealth, BusHealthState, EventIntake, ListenRouter, SessionEvents, TaskEvents, keepalive, monitor,
@@ -43,7 +43,7 @@ pub(crate) struct HandlerShared {
     /// The door every change event goes through to this node's streams.
     pub(crate) intake: Arc<EventIntake>,
     /// The 2025 era: sessions in the fleet, GET streams, relayed answers.
-    pub(crate) legacy: Legacy,
+    pub(crate) era2025: Era2025State,
     pub(crate) health: Arc<BusHealth>,
     /// `Bearer resource_metadata="…"`, the prefix of this endpoint's challenges, when it is a
     /// protected resource.
@@ -99,7 +99,7 @@ pub async fn create_mcp_handler(
     let revision_salt = RevisionSalt::of(&identity, options.identity_in_tools_revision);
     let wiring = Wiring::new(&options, &bus, &metrics, &identity, revision_salt, state_codec.ring().clone());
     let events = bus.subscribe().await?;
-    let legacy = Legacy::open(&options.legacy, &bus, wiring.session_streams.clone()).await?;
+    let legacy = Era2025State::open(&options.era2025, &bus, wiring.session_streams.clone()).await?;
     let origin = AuditOrigin::new(&options.resolved_node_id(), &identity);
     let audit = AuditTrail::open(options.audit.as_ref(), origin, metrics.audit.clone());
     let tasks = Tasks::open(&options.tasks, wiring.task_parts(&bus, &metrics, &options, &audit)).await?;
@@ -131,7 +131,7 @@ pub async fn create_mcp_handler(
         notifier: wiring.notifier.clone(),
         fleet: wiring.fleet.clone(),
         intake: wiring.intake.clone(),
-        legacy,
+        era2025: legacy,
         health: Arc::new(BusHealth::new(wiring.bus_down_grace)),
         challenge_base,
         serving: watch::channel(0).0,
@@ -168,7 +168,7 @@ impl Wiring {
     ) -> Self {
         let router = ListenRouter::new(options.listen, metrics.clone());
         let session_streams =
-            SessionStreams::new(options.legacy.max_streams, options.legacy.replay_events, ring, metrics.clone());
+            SessionStreams::new(options.era2025.max_streams, options.era2025.replay_events, ring, metrics.clone());
         let (task_signals, task_events) = TaskSignals::new();
         let streams: (_, Arc<dyn SessionEvents>, Arc<dyn TaskEvents>) =
             (router.clone(), Arc::new(session_streams.clone()), Arc::new(task_signals.clone()));
@@ -221,7 +221,8 @@ impl Wiring {
     /// `shutdown()` (its farewells).
     fn start(self, shared: &Arc<HandlerShared>, tasks: Option<Arc<Tasks>>, events: mcp_fleet_bus::BusStream) {
         let stop = || shared.shutdown.subscribe();
-        tokio::spawn(crate::legacy::maintain(shared, stop()));
+        let (keepalive, ttl) = (shared.options.listen.keepalive, shared.options.era2025.session_ttl);
+        tokio::spawn(crate::era2025::maintain(&shared.era2025, keepalive, ttl, stop()));
         if let Some(tasks) = tasks {
             tokio::spawn(tasks.follow(self.task_signals, self.task_events, stop()));
         }
@@ -288,7 +289,7 @@ impl McpHandler {
 
     /// Open GET streams of 2025-era sessions on this node.
     pub fn open_session_streams(&self) -> usize {
-        self.shared.legacy.streams.open_streams()
+        self.shared.era2025.streams.open_streams()
     }
 
     /// The fleet as this node sees it: members, their catalog revisions, and whether they

@@ -8,5 +8,4 @@ mod drain;
 mod handler;
 
 pub(crate) use drain::ANSWER_GRACE;
-pub(crate) use handler::HandlerShared;
 pub use handler::{McpHandler, create_mcp_handler};

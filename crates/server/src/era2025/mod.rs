@@ -1,53 +1,44 @@
 //! The 2025 era of MCP (revisions 2025-03-26, 2025-06-18 and 2025-11-25) beside the 2026-07-28
 //! pipeline on the same endpoint, sharing its catalog and handlers: a handler written once
-//! answers both eras.
+//! answers both eras. This module holds the era's state and streams; answering its HTTP
+//! requests (POST, GET, DELETE) is `http::era2025`'s, a layer above the endpoint.
 //!
-//! What the era adds, and where it lives:
+//! What the era keeps, and where it lives:
 //! - `session`: `initialize` mints an `Mcp-Session-Id`; the session record (negotiated version,
 //!   client capabilities and info, log level, resource subscriptions, the principal) lives in a
 //!   bus [`Keyspace`](mcp_fleet_bus::Keyspace), so any replica serves any request of any
 //!   session, and DELETE ends it everywhere.
-//! - `post`: the POST side — the handshake, notifications, the client's answers to our
-//!   requests, requests (bridged to the 2026 methods, results made era-pure) and 2025-03-26
-//!   batches (`batch`: what a batch costs against its size limit and the rate limit;
-//!   `admission`: the bounds of what a caller may store — client capabilities, sessions per
-//!   principal or address, subscriptions per session).
-//! - `call`: a call whose handler asks for input (MRTR `input_required`) becomes real
-//!   server-to-client requests on the call's SSE stream; the answers, POSTed to any replica,
-//!   come back through `relay`.
+//! - `relay`: the answers to server-to-client requests, POSTed to any replica, come back to
+//!   the call that asked through it; `calls` are the calls waiting here.
 //! - `stream` (with `stream_pending`, what one stream still has to write, and `stream_body`,
 //!   its SSE body or direct socket): the GET stream of a session, which hears the fleet's change events like a listen
 //!   stream does (with SSE event ids, keepalives, the gap rule and the drain), and the session
 //!   events that keep its resource subscriptions current wherever they were made; `history`
 //!   the recent events a resume replays, `event_id` the ids it resumes from.
 
-mod admission;
-mod batch;
-mod call;
-mod calls;
+pub(crate) mod calls;
 mod event_id;
 mod history;
-mod post;
-mod relay;
-mod session;
-mod stream;
+pub(crate) mod relay;
+pub(crate) mod session;
+pub(crate) mod stream;
 mod stream_body;
 mod stream_pending;
 
-pub(crate) use call::ChannelBody;
 pub(crate) use relay::Relay;
 pub(crate) use session::SessionStore;
 pub(crate) use stream::SessionStreams;
 pub(crate) use stream_body::SessionStreamBody;
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use mcp_fleet_bus::{BusError, ServerEventBus};
 
-use crate::options::LegacyOptions;
+use crate::options::Era2025Options;
 
 /// The 2025 era's shared state of one handler.
-pub(crate) struct Legacy {
+pub(crate) struct Era2025State {
     /// Session records in the fleet (`None` in stateless mode, or when the bus has no keyspace).
     pub(crate) sessions: Option<SessionStore>,
     /// This node's GET streams.
@@ -56,29 +47,29 @@ pub(crate) struct Legacy {
     pub(crate) relay: Option<Relay>,
 }
 
-impl Legacy {
+impl Era2025State {
     /// Open the keyspaces the era needs on `bus`. A backend without keyspaces (NATS core)
     /// serves the era statelessly, with a warning: sessions would not survive a replica hop.
     pub(crate) async fn open(
-        options: &LegacyOptions,
+        options: &Era2025Options,
         bus: &Arc<dyn ServerEventBus>,
         streams: SessionStreams,
-    ) -> Result<Legacy, BusError> {
+    ) -> Result<Era2025State, BusError> {
         if !options.sessions {
-            return Ok(Legacy { sessions: None, streams, relay: None });
+            return Ok(Era2025State { sessions: None, streams, relay: None });
         }
         let sessions = match bus.keyspace("sessions", options.session_ttl).await {
             Ok(keys) => keys,
             Err(BusError::Config(why)) => {
                 tracing::warn!(%why, "2025-era clients are served without sessions: the bus has no keyspace");
-                return Ok(Legacy { sessions: None, streams, relay: None });
+                return Ok(Era2025State { sessions: None, streams, relay: None });
             }
             Err(e) => return Err(e),
         };
         let counts = bus.keyspace("session-counts", options.session_ttl).await?;
         let replies = bus.keyspace("replies", options.server_request_timeout * 2).await?;
         let relay = Relay::new(replies, options.server_request_timeout, streams.wakeups().clone());
-        Ok(Legacy { sessions: Some(SessionStore::new(sessions, counts)), streams, relay: Some(relay) })
+        Ok(Era2025State { sessions: Some(SessionStore::new(sessions, counts)), streams, relay: Some(relay) })
     }
 }
 
@@ -88,13 +79,14 @@ impl Legacy {
 /// subscriptions are refreshed from its record, and a stream whose session ended or expired
 /// elsewhere closes.
 pub(crate) fn maintain(
-    shared: &Arc<crate::endpoint::HandlerShared>,
+    state: &Era2025State,
+    keepalive: Duration,
+    session_ttl: Duration,
     mut stop: crate::shutdown::Shutdown,
 ) -> impl Future<Output = ()> + Send + 'static {
-    let streams = shared.legacy.streams.clone();
-    let store = shared.legacy.sessions.clone();
-    let keepalive = shared.options.listen.keepalive;
-    let renew_every = shared.options.legacy.session_ttl / 4;
+    let streams = state.streams.clone();
+    let store = state.sessions.clone();
+    let renew_every = session_ttl / 4;
     async move {
         let tick = if keepalive.is_zero() { renew_every } else { keepalive.min(renew_every) };
         let mut interval = tokio::time::interval(tick);

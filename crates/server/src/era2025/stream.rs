@@ -194,16 +194,16 @@ impl SessionStreams {
                 replaced += 1;
             }
             if streams.len() - replaced >= self.inner.max_streams {
-                self.inner.metrics.legacy.streams_refused.inc();
+                self.inner.metrics.era2025.streams_refused.inc();
                 return Err(StreamRefused::Limit(self.inner.max_streams));
             }
             streams.insert(key, stream.clone());
         }
-        self.inner.metrics.legacy.streams_open.inc();
+        self.inner.metrics.era2025.streams_open.inc();
         let resumed = self.catch_up(&stream, start, after);
         if let Some(replayed) = resumed {
             let reason = if replayed { "replayed" } else { "invalidated" };
-            self.inner.metrics.legacy.resumes.get_or_create(&ReasonLabel { reason }).inc();
+            self.inner.metrics.era2025.resumes.get_or_create(&ReasonLabel { reason }).inc();
         }
         Ok(SessionStreamBody { stream, streams: self.clone(), done: false })
     }
@@ -426,7 +426,7 @@ impl SessionStreams {
         state.keepalive = false;
         let closing = state.closing;
         drop(state);
-        self.inner.metrics.legacy.frames_written.inc_by(written as u64);
+        self.inner.metrics.era2025.frames_written.inc_by(written as u64);
         closing
     }
 
@@ -446,7 +446,7 @@ impl SessionStreams {
 
     pub(super) fn unregister(&self, stream: &SessionStream) {
         if self.write().remove(&stream.key).is_some() {
-            self.inner.metrics.legacy.streams_open.dec();
+            self.inner.metrics.era2025.streams_open.dec();
         }
     }
 

@@ -10,7 +10,8 @@ use bytes::Bytes;
 use http_body::{Body, Frame, SizeHint};
 
 use super::call_body::CallBody;
-use crate::legacy::{ChannelBody, SessionStreamBody};
+use super::era2025::ChannelBody;
+use crate::era2025::SessionStreamBody;
 use crate::listen::ListenBody;
 
 /// The body of an MCP endpoint response (an `http_body::Body` of `Bytes`).

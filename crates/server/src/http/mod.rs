@@ -5,6 +5,7 @@
 mod body;
 mod call_body;
 mod embed;
+mod era2025;
 mod guard;
 mod h1;
 mod request_body;

@@ -62,7 +62,7 @@ impl McpHandler {
         };
         if parts.method != Method::POST {
             let label = if parts.method == Method::GET { LEGACY_GET } else { LEGACY_DELETE };
-            return (label, self.legacy(Arc::new(parts), principal, None).instrument(span.clone()).await);
+            return (label, self.era2025(Arc::new(parts), principal, None).instrument(span.clone()).await);
         }
         let bytes = match self.read(&parts, body).await {
             Ok(bytes) => bytes,
@@ -73,9 +73,9 @@ impl McpHandler {
                 trace::record_error(span, &rej.error);
                 return (INVALID, error_response(rej.id.as_ref(), &rej.error));
             }
-            Ok(Validated::Legacy(body)) if self.shared.options.legacy.enabled => {
+            Ok(Validated::Legacy(body)) if self.shared.options.era2025.enabled => {
                 let label = legacy_label(&body);
-                return (label, self.legacy(Arc::new(parts), principal, Some(body)).instrument(span.clone()).await);
+                return (label, self.era2025(Arc::new(parts), principal, Some(body)).instrument(span.clone()).await);
             }
             Ok(Validated::Legacy(body)) => return modern_only(&parts, &body),
             Ok(Validated::Notification(message)) => {
@@ -137,7 +137,7 @@ impl McpHandler {
             params: message.params,
             meta,
             headers: &parts.headers,
-            legacy: false,
+            era2025: false,
         };
         let dispatch = async move {
             match prepare(incoming) {
@@ -205,7 +205,7 @@ impl McpHandler {
             .get("mcp-protocol-version")
             .and_then(|v| v.to_str().ok())
             .is_some_and(|v| mcp_fleet_protocol::validate::is_modern(v.trim()));
-        let legacy = opts.legacy.enabled && !modern;
+        let legacy = opts.era2025.enabled && !modern;
         if parts.method != Method::POST && !(legacy && matches!(parts.method, Method::GET | Method::DELETE)) {
             let allow = if legacy { "POST, GET, DELETE" } else { "POST" };
             let mut resp = http_error(StatusCode::METHOD_NOT_ALLOWED, "Only POST is allowed on the MCP endpoint");
@@ -286,7 +286,7 @@ impl McpHandler {
     /// place per request) would otherwise be that large too. Not inlined, so the future is
     /// built in this function's stack frame, not in that of every request's poll.
     #[inline(never)]
-    fn legacy(
+    fn era2025(
         &self,
         parts: Arc<http::request::Parts>,
         principal: Option<crate::Principal>,

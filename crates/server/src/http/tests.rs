@@ -104,7 +104,7 @@ async fn http_level_rules() {
 #[tokio::test]
 async fn a_modern_only_endpoint_refuses_the_2025_era() {
     let server = McpServer::builder("unit", "0.1.0").build();
-    let options = HandlerOptions::default().legacy(crate::LegacyOptions::disabled());
+    let options = HandlerOptions::default().era2025(crate::Era2025Options::disabled());
     let h = create_mcp_handler(server, options).await.expect("handler");
     let (status, headers, _) = answer(&h, Request::get("/mcp").body(Full::new(Bytes::new())).unwrap()).await;
     assert_eq!((status, headers["allow"].to_str().unwrap()), (StatusCode::METHOD_NOT_ALLOWED, "POST"));

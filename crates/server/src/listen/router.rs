@@ -299,7 +299,7 @@ impl ListenRouter {
     /// returns how many streams were marked.
     pub(crate) fn deliver(&self, event: &EventEnvelope, meta: &Value) -> usize {
         if matches!(event.kind, EventKind::SessionChanged | EventKind::TaskChanged) {
-            // A 2025-era session's business (see `crate::legacy`), or a task's, whose
+            // A 2025-era session's business (see `crate::era2025`), or a task's, whose
             // notification carries the task as read from the store (see `deliver_task`).
             return 0;
         }

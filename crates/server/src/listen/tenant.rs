@@ -7,7 +7,7 @@
 //! below — an allow-list, so a member the metadata gains later stays out of tenants' streams
 //! until it is judged safe here. Listen streams number their frames instead
 //! ([`NotificationFrame::write_numbered`](mcp_fleet_protocol::sse::NotificationFrame::write_numbered)),
-//! and 2025-era GET streams seal their SSE ids (see `crate::legacy`). Unscoped streams keep the
+//! and 2025-era GET streams seal their SSE ids (see `crate::era2025`). Unscoped streams keep the
 //! whole metadata. Each rendering is built at most once per event, not per stream
 //! ([`Renderings`]).
 

@@ -63,8 +63,8 @@ pub(crate) struct MethodRequest<'a> {
     pub(crate) params: Map<String, Value>,
     pub(crate) meta: RequestMeta,
     pub(crate) headers: &'a HeaderMap,
-    /// A 2025-era request (see `crate::legacy`): no `Mcp-*` request headers to mirror.
-    pub(crate) legacy: bool,
+    /// A 2025-era request (see `crate::era2025`): no `Mcp-*` request headers to mirror.
+    pub(crate) era2025: bool,
 }
 
 /// Ladder steps 10–12, then dispatch. `Err` is a rejection, in-band or not (its status says).

@@ -108,7 +108,7 @@ pub(super) fn start_call(
     let revision = revision.clone();
     let codec = req.shared.state_codec.clone();
     read_retry(&req.params, &codec, (&binding, &revision), &mut ctx)?;
-    let finisher = Finisher { info: req.server.info().clone(), codec, binding, revision, meta, legacy: req.legacy };
+    let finisher = Finisher { info: req.server.info().clone(), codec, binding, revision, meta, era2025: req.era2025 };
     Ok((ctx, notifications, finisher))
 }
 
@@ -124,7 +124,7 @@ pub(crate) struct Finisher {
     /// The request's declared client capabilities (the rest of the envelope left empty).
     meta: RequestMeta,
     /// A 2025-era request, whose result the legacy layer reshapes as a map.
-    legacy: bool,
+    era2025: bool,
 }
 
 impl Finisher {
@@ -157,7 +157,7 @@ impl Finisher {
     /// else is built as one.
     pub(crate) fn finish_tool_call(&self, outcome: Outcome<CallToolResult>) -> Result<CallResult, RpcError> {
         match outcome {
-            Outcome::Complete(result) if !self.legacy => {
+            Outcome::Complete(result) if !self.era2025 => {
                 let stamped = StampedToolResult { result: &result, server_info: &self.info };
                 let json = serde_json::to_vec(&stamped)
                     .map_err(|e| RpcError::internal(format!("Handler result could not be serialised: {e}")))?;

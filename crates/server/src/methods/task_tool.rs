@@ -18,7 +18,7 @@ use crate::tasks::{TaskLink, Tasks, binding};
 /// Step 11 for a tool that cannot serve a client without a task: "the server MUST return an
 /// error with the code `-32021`, indicating the required extension".
 pub(crate) fn refuse_without_extension(req: &MethodRequest<'_>, support: TaskSupport) -> Result<(), RpcError> {
-    let served = req.shared.tasks.is_some() && !req.legacy && declares_tasks(&req.meta);
+    let served = req.shared.tasks.is_some() && !req.era2025 && declares_tasks(&req.meta);
     match support {
         TaskSupport::Required if !served => Err(RpcError::missing_capability(required_capability())),
         _ => Ok(()),
@@ -29,7 +29,7 @@ pub(crate) fn refuse_without_extension(req: &MethodRequest<'_>, support: TaskSup
 /// declared the extension on this very request ("a server MUST NOT return `CreateTaskResult`
 /// to a client that did not include the extension capability on its request").
 pub(crate) fn for_tool(req: &MethodRequest<'_>, support: TaskSupport) -> Option<Arc<Tasks>> {
-    let eligible = support != TaskSupport::Forbidden && !req.legacy && declares_tasks(&req.meta);
+    let eligible = support != TaskSupport::Forbidden && !req.era2025 && declares_tasks(&req.meta);
     req.shared.tasks.clone().filter(|_| eligible)
 }
 

@@ -18,7 +18,7 @@ use crate::tasks::{Orphaned, TaskRecord, Tasks, binding, now_ms};
 
 /// Ladder steps 10–11 for a task method, then its future.
 pub(crate) fn prepare(req: &MethodRequest<'_>, method: Method) -> Result<Prepared, RpcError> {
-    let Some(tasks) = req.shared.tasks.clone().filter(|_| !req.legacy) else {
+    let Some(tasks) = req.shared.tasks.clone().filter(|_| !req.era2025) else {
         return Err(RpcError::method_not_found(method.as_str()));
     };
     if !declares_tasks(&req.meta) {

@@ -73,7 +73,7 @@ pub(super) fn prepare_call(req: &mut MethodRequest<'_>) -> Result<Prepared, RpcE
     };
     // Step 12: every x-mcp-header declaration must be mirrored faithfully (a 2026-07-28 rule;
     // 2025-era clients send no such headers).
-    if !req.legacy {
+    if !req.era2025 {
         check_param_headers(req.headers, &entry.param_headers, arguments_value)?;
     }
 

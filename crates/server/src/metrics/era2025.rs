@@ -1,4 +1,4 @@
-//! Metrics of the 2025 era's clients (see `crate::legacy`): sessions, GET streams and their
+//! Metrics of the 2025 era's clients (see `crate::era2025`): sessions, GET streams and their
 //! resumption, server-to-client requests, and requests by protocol version.
 
 use prometheus_client::metrics::counter::Counter;
@@ -7,9 +7,9 @@ use prometheus_client::metrics::gauge::Gauge;
 
 use super::labels::{ReasonLabel, VersionLabel};
 
-/// Metrics of 2025-era clients (see `crate::legacy`).
+/// Metrics of 2025-era clients (see `crate::era2025`).
 #[derive(Debug, Clone, Default)]
-pub(crate) struct LegacyMetrics {
+pub(crate) struct Era2025Metrics {
     /// Sessions created by `initialize` on this node.
     pub(crate) sessions_created: Counter,
     /// Sessions ended by DELETE on this node.

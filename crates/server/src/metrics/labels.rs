@@ -88,7 +88,7 @@ pub(crate) struct StatusLabel {
     pub(crate) status: &'static str,
 }
 
-/// Label of [`LegacyMetrics::requests`](super::legacy::LegacyMetrics::requests).
+/// Label of [`Era2025Metrics::requests`](super::era2025::Era2025Metrics::requests).
 #[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
 pub(crate) struct VersionLabel {
     pub(crate) version: &'static str,

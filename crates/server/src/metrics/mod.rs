@@ -8,8 +8,8 @@
 
 mod audit;
 mod collectors;
+mod era2025;
 mod labels;
-mod legacy;
 mod node;
 mod registry;
 mod tasks;

@@ -18,8 +18,8 @@ use prometheus_client::registry::Registry;
 
 use super::audit::AuditMetrics;
 use super::collectors::ServedRevisions;
+use super::era2025::Era2025Metrics;
 use super::labels::{BuildLabels, ListenRefusal, MethodLabel, ReasonLabel, RequestLabels, StatusLabel, VersionLabel};
-use super::legacy::LegacyMetrics;
 use super::registry;
 use super::tasks::TaskMetrics;
 
@@ -77,7 +77,7 @@ pub(crate) struct Metrics {
     /// untimed), in seconds.
     pub(crate) listen_fanout: Histogram,
     /// The 2025 era's sessions and GET streams.
-    pub(crate) legacy: LegacyMetrics,
+    pub(crate) era2025: Era2025Metrics,
     /// The tasks extension.
     pub(crate) tasks: TaskMetrics,
     /// `build_info{version, commit, exe_sha256, image} 1`: which code this node runs.
@@ -132,7 +132,7 @@ impl Default for Metrics {
             event_age: Histogram::new(exponential_buckets(0.0005, 2.0, 14)),
             // 0.1 ms … ~1.6 s.
             listen_fanout: Histogram::new(exponential_buckets(0.0001, 2.0, 15)),
-            legacy: LegacyMetrics::default(),
+            era2025: Era2025Metrics::default(),
             tasks: TaskMetrics::default(),
             build_info: Family::default(),
             audit: AuditMetrics::default(),
@@ -156,7 +156,7 @@ impl Metrics {
             drop(self.listen_refused.get_or_create(&ReasonLabel { reason: refusal.as_str() }));
         }
         for reason in ["replayed", "invalidated"] {
-            drop(self.legacy.resumes.get_or_create(&ReasonLabel { reason }));
+            drop(self.era2025.resumes.get_or_create(&ReasonLabel { reason }));
         }
         let t = &self.tasks;
         for status in TaskStatus::ALL {
@@ -224,7 +224,7 @@ impl Metrics {
     /// 2025 versions').
     pub(crate) fn record_modern_request(&self) {
         let version = mcp_fleet_protocol::validate::FIRST_MODERN_VERSION;
-        self.hot.modern.get_or_init(|| self.legacy.requests.get_or_create(&VersionLabel { version }).clone()).inc();
+        self.hot.modern.get_or_init(|| self.era2025.requests.get_or_create(&VersionLabel { version }).clone()).inc();
     }
 
     /// Encode every metric, including `bus`'s counters and whether this node hears the bus

@@ -15,7 +15,7 @@ use super::Metrics;
 use super::audit::AuditMetrics;
 use super::collectors::ServedRevisions;
 use super::collectors::{BusCollector, RevisionCollector};
-use super::legacy::LegacyMetrics;
+use super::era2025::Era2025Metrics;
 use super::tasks::TaskMetrics;
 
 /// The prefix of every series' name.
@@ -27,7 +27,7 @@ pub(super) fn register(m: &Metrics) -> Registry {
     register_listen_and_bus(&mut registry, m);
     register_http_and_fleet(&mut registry, m);
     register_audit(&mut registry, &m.audit);
-    register_legacy(&mut registry, &m.legacy);
+    register_era2025(&mut registry, &m.era2025);
     register_tasks(&mut registry, &m.tasks);
     register_build_and_latency(&mut registry, m);
     registry
@@ -137,7 +137,7 @@ fn register_audit(registry: &mut Registry, a: &AuditMetrics) {
 }
 
 /// The 2025 era's sessions and streams, and requests by protocol version.
-fn register_legacy(registry: &mut Registry, l: &LegacyMetrics) {
+fn register_era2025(registry: &mut Registry, l: &Era2025Metrics) {
     registry.register(
         "legacy_sessions_created",
         "2025-era sessions created by initialize on this node",

@@ -1,17 +1,17 @@
-//! [`LegacyOptions`]: how a handler serves 2025-era clients, each setting with its default.
+//! [`Era2025Options`]: how a handler serves 2025-era clients, each setting with its default.
 
 use std::time::Duration;
 
-/// How 2025-era clients are served (see [`HandlerOptions::legacy`](crate::HandlerOptions::legacy)).
+/// How 2025-era clients are served (see [`HandlerOptions::era2025`](crate::HandlerOptions::era2025)).
 ///
 /// ```
 /// use std::time::Duration;
-/// use mcp_fleet_server::{HandlerOptions, LegacyOptions};
+/// use mcp_fleet_server::{HandlerOptions, Era2025Options};
 /// let options = HandlerOptions::default()
-///     .legacy(LegacyOptions::default().session_ttl(Duration::from_secs(600)).max_streams(2_000));
+///     .era2025(Era2025Options::default().session_ttl(Duration::from_secs(600)).max_streams(2_000));
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct LegacyOptions {
+pub struct Era2025Options {
     pub(crate) enabled: bool,
     pub(crate) sessions: bool,
     pub(crate) session_ttl: Duration,
@@ -25,9 +25,9 @@ pub struct LegacyOptions {
     pub(crate) max_subscriptions_per_session: usize,
 }
 
-impl Default for LegacyOptions {
+impl Default for Era2025Options {
     fn default() -> Self {
-        LegacyOptions {
+        Era2025Options {
             enabled: true,
             sessions: true,
             session_ttl: Duration::from_secs(30 * 60),
@@ -43,11 +43,11 @@ impl Default for LegacyOptions {
     }
 }
 
-impl LegacyOptions {
+impl Era2025Options {
     /// Refuse 2025-era traffic altogether (`-32022` naming the 2026 version), as a modern-only
     /// server does. Default: served.
     pub fn disabled() -> Self {
-        LegacyOptions { enabled: false, ..Self::default() }
+        Era2025Options { enabled: false, ..Self::default() }
     }
 
     /// Whether `initialize` opens a session in the fleet (the default). Without sessions every

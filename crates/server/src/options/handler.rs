@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use mcp_fleet_bus::ServerEventBus;
 
-use super::LegacyOptions;
+use super::Era2025Options;
 #[cfg(feature = "oauth")]
 use crate::auth::BearerAuthenticator;
 use crate::auth::{Authenticator, LimitScope, PrincipalLimits, ProtectedResourceMetadata, Rate};
@@ -70,7 +70,7 @@ pub struct HandlerOptions {
     pub(crate) catalog_notifications: CatalogAnnouncePolicy,
     pub(crate) membership_ttl: Duration,
     pub(crate) convergence_timeout: Duration,
-    pub(crate) legacy: LegacyOptions,
+    pub(crate) era2025: Era2025Options,
     pub(crate) tasks: TaskOptions,
     pub(crate) extensions: crate::extensions::Extensions,
     /// Around every `tools/call`, the first outermost (see [`crate::intercept`]).
@@ -112,7 +112,7 @@ impl Default for HandlerOptions {
             catalog_notifications: CatalogAnnouncePolicy::default(),
             membership_ttl: Duration::from_secs(10),
             convergence_timeout: Duration::from_secs(60),
-            legacy: LegacyOptions::default(),
+            era2025: Era2025Options::default(),
             extensions: crate::extensions::Extensions::default(),
             interceptors: Arc::new([]),
             tasks: TaskOptions::default(),
@@ -280,9 +280,9 @@ impl HandlerOptions {
     }
 
     /// How 2025-era clients (`initialize`, `Mcp-Session-Id`, the GET stream) are served.
-    /// Default: served, with sessions in the fleet's keyspace (see [`LegacyOptions`]).
-    pub fn legacy(mut self, legacy: LegacyOptions) -> Self {
-        self.legacy = legacy;
+    /// Default: served, with sessions in the fleet's keyspace (see [`Era2025Options`]).
+    pub fn era2025(mut self, era2025: Era2025Options) -> Self {
+        self.era2025 = era2025;
         self
     }
 
@@ -339,7 +339,7 @@ impl HandlerOptions {
         if self.membership_ttl < Duration::from_millis(500) || self.convergence_timeout.is_zero() {
             return invalid("membership_ttl must be at least 500 ms and convergence_timeout positive");
         }
-        self.legacy.validate().map_err(|what| ServerError::Options(what.to_owned()))?;
+        self.era2025.validate().map_err(|what| ServerError::Options(what.to_owned()))?;
         self.tasks.validate().map_err(|what| ServerError::Options(what.to_owned()))?;
         Ok(())
     }
@@ -375,17 +375,17 @@ mod tests {
         for (options, named) in [
             (HandlerOptions::default().tasks(TaskOptions::default().ttl(year - Duration::from_secs(30))), "tasks.ttl"),
             (HandlerOptions::default().tasks(TaskOptions::default().ttl(year)), "tasks.ttl"),
-            (HandlerOptions::default().legacy(LegacyOptions::default().session_ttl(year * 2)), "session_ttl"),
+            (HandlerOptions::default().era2025(Era2025Options::default().session_ttl(year * 2)), "session_ttl"),
         ] {
             let err = options.validate().expect_err(named).to_string();
             assert!(err.contains(named), "{err}");
         }
         let longest = HandlerOptions::default().tasks(TaskOptions::default().ttl(year - Duration::from_secs(60)));
-        let longest = longest.legacy(LegacyOptions::default().session_ttl(year));
+        let longest = longest.era2025(Era2025Options::default().session_ttl(year));
         let server = crate::McpServer::builder("s", "1").build();
         let handler = crate::create_mcp_handler(server, longest).await.expect("the longest TTLs are valid");
         assert!(handler.shared.tasks.is_some(), "tasks stay on");
-        assert!(handler.shared.legacy.sessions.is_some(), "sessions stay on");
+        assert!(handler.shared.era2025.sessions.is_some(), "sessions stay on");
         handler.shutdown().await;
     }
 }

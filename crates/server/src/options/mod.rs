@@ -6,7 +6,7 @@
 //!   protocol settings, and the check at start; [`ResponseMode`].
 //! - `listen`, `access`, `transport`: its setters for the listen path's limits, for who may
 //!   call, and for the connections.
-//! - `era2025`: [`LegacyOptions`], how 2025-era clients are served.
+//! - `era2025`: [`Era2025Options`], how 2025-era clients are served.
 
 mod access;
 mod era2025;
@@ -14,5 +14,5 @@ mod handler;
 mod listen;
 mod transport;
 
-pub use era2025::LegacyOptions;
+pub use era2025::Era2025Options;
 pub use handler::{HandlerOptions, ResponseMode};

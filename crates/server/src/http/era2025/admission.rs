@@ -2,15 +2,15 @@
 //! record lives in the bus for the session's life and is rewritten by every change):
 //!
 //! - `initialize`: its `capabilities` and `clientInfo` together at most
-//!   [`max_capabilities_bytes`](crate::LegacyOptions::max_capabilities_bytes) of JSON (past it
+//!   [`max_capabilities_bytes`](crate::Era2025Options::max_capabilities_bytes) of JSON (past it
 //!   `-32602` with 400), and one of the caller's session slots — an authenticated principal's
-//!   ([`max_sessions_per_principal`](crate::LegacyOptions::max_sessions_per_principal)), or
+//!   ([`max_sessions_per_principal`](crate::Era2025Options::max_sessions_per_principal)), or
 //!   an anonymous caller's client address's
-//!   ([`max_sessions_per_address`](crate::LegacyOptions::max_sessions_per_address); IPv6 by
+//!   ([`max_sessions_per_address`](crate::Era2025Options::max_sessions_per_address); IPv6 by
 //!   /64, loopback exempt as for listen streams, none when the address is unknown); past it 429.
 //! - `resources/subscribe` and `unsubscribe`: a URI at most the listen streams' `max_uri_bytes`
 //!   long, and at most
-//!   [`max_subscriptions_per_session`](crate::LegacyOptions::max_subscriptions_per_session)
+//!   [`max_subscriptions_per_session`](crate::Era2025Options::max_subscriptions_per_session)
 //!   URIs per session (`-32602`, in band).
 //!
 //! Sessions are `post`'s; the store and its slot sets `session`'s.
@@ -21,15 +21,15 @@ use mcp_fleet_protocol::{RequestId, RpcError};
 use serde_json::{Map, Value};
 
 use super::post::{Refusal, store_unreachable};
-use super::session::{SessionLimit, SessionRecord, SessionStore, new_session_id};
 use crate::McpHandler;
 use crate::context::{ClientAddr, Principal};
+use crate::era2025::session::{SessionLimit, SessionRecord, SessionStore, new_session_id};
 use crate::http::error_response;
 
 impl McpHandler {
     /// Refuse an `initialize` whose `capabilities` and `clientInfo` are larger than the limit.
     pub(super) fn check_client_params(&self, params: &Map<String, Value>) -> Result<(), RpcError> {
-        let limit = self.shared.options.legacy.max_capabilities_bytes;
+        let limit = self.shared.options.era2025.max_capabilities_bytes;
         let bytes: usize = ["capabilities", "clientInfo"].iter().filter_map(|k| params.get(*k)).map(json_len).sum();
         if bytes > limit {
             return Err(RpcError::invalid_params(format!(
@@ -83,7 +83,7 @@ impl McpHandler {
         principal: Option<&Principal>,
         session: &str,
     ) -> Result<Result<Option<String>, SessionLimit>, BusError> {
-        let legacy = &self.shared.options.legacy;
+        let legacy = &self.shared.options.era2025;
         let loopback_exempt = self.shared.options.listen.budget.loopback_exempt;
         let (key, limit, who) = match (principal, parts.extensions.get::<ClientAddr>()) {
             (Some(principal), _) => (principal.limit_key(), legacy.max_sessions_per_principal, "principal"),
@@ -110,7 +110,7 @@ impl McpHandler {
             let message = format!("params.uri is {} bytes long; the limit is {longest}", uri.len());
             return Err(RpcError::invalid_params(message).in_band());
         }
-        let most = options.legacy.max_subscriptions_per_session;
+        let most = options.era2025.max_subscriptions_per_session;
         if subscribe && record.subscriptions.len() >= most && !record.subscriptions.contains(uri) {
             let message = format!("This session follows {most} resources, its limit; unsubscribe from one first");
             return Err(RpcError::invalid_params(message).in_band());

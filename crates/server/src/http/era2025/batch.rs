@@ -1,5 +1,5 @@
 //! What a 2025-03-26 JSON-RPC batch costs before any of it is served: a bound on its messages
-//! ([`LegacyOptions::max_batch_messages`](crate::LegacyOptions::max_batch_messages)), and one
+//! ([`Era2025Options::max_batch_messages`](crate::Era2025Options::max_batch_messages)), and one
 //! rate-limit token per message, so a batch of 20,000 `tools/list` is not one request's worth.
 //!
 //! The endpoint's own check took the HTTP request's token before the body was read; the
@@ -23,7 +23,7 @@ impl McpHandler {
         principal: Option<&Principal>,
         messages: usize,
     ) -> Result<(), super::post::Refusal> {
-        let limit = self.shared.options.legacy.max_batch_messages;
+        let limit = self.shared.options.era2025.max_batch_messages;
         if messages > limit {
             let message = format!("A batch holds {messages} messages; the limit is {limit}");
             let error = RpcError::invalid_request(message).with_status(StatusCode::PAYLOAD_TOO_LARGE);

@@ -22,9 +22,9 @@ use serde_json::{Map, Value, json};
 use tokio::sync::mpsc;
 use tokio::task::AbortHandle;
 
-use super::session::SessionRecord;
 use crate::context::{NotificationReceiver, RequestContext};
 use crate::endpoint::McpHandler;
+use crate::era2025::session::SessionRecord;
 use crate::methods::{CallFuture, CallResult, MethodRequest, Prepared, prepare};
 
 /// Most input rounds of one call: a handler that keeps asking is failed, not looped forever.
@@ -76,7 +76,7 @@ impl SessionCall {
             params,
             meta,
             headers: &parts.headers,
-            legacy: true,
+            era2025: true,
         })
     }
 
@@ -105,7 +105,7 @@ impl SessionCall {
         };
         let (sse_ok, id) = (self.sse_ok, self.id.clone());
         let (tx, mut rx) = mpsc::channel(OUT_QUEUE);
-        let (calls, session) = (self.handler.shared.legacy.streams.calls().clone(), self.session.clone());
+        let (calls, session) = (self.handler.shared.era2025.streams.calls().clone(), self.session.clone());
         let task = tokio::spawn(self.drive(future, notifications, tx));
         let registered = session.map(|s| calls.register(&s, &id, task.abort_handle()));
         match rx.recv().await {
@@ -178,7 +178,7 @@ impl SessionCall {
     /// Send every input request of an `input_required` result to the client as a
     /// server-to-client request on this stream, and wait for all the answers.
     async fn ask(&self, result: &Value, out: &mpsc::Sender<Out>) -> Result<Map<String, Value>, RpcError> {
-        let relay = self.handler.shared.legacy.relay.as_ref();
+        let relay = self.handler.shared.era2025.relay.as_ref();
         let (Some(relay), Some(session), true) = (relay, &self.session, self.sse_ok) else {
             return Err(RpcError::internal(
                 "This handler needs input from the client, which this request cannot give \
@@ -198,7 +198,7 @@ impl SessionCall {
             if out.send(Out::Message(value_bytes(&message))).await.is_err() {
                 return Err(RpcError::internal("The client closed the call's stream"));
             }
-            self.handler.shared.metrics.legacy.server_requests.inc();
+            self.handler.shared.metrics.era2025.server_requests.inc();
             waits.push(async move { (key, method, relay.wait(awaited).await) });
         }
         let mut answers = Map::new();
@@ -254,7 +254,7 @@ pub(crate) struct ChannelBody {
     rx: mpsc::Receiver<Out>,
     abort: AbortHandle,
     /// Keeps the call cancellable by `notifications/cancelled` while it streams.
-    _registered: Option<super::calls::Registered>,
+    _registered: Option<crate::era2025::calls::Registered>,
     done: bool,
 }
 

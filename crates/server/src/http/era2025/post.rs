@@ -23,11 +23,11 @@ use mcp_fleet_protocol::{RequestId, RpcError};
 use serde_json::{Map, Value, json};
 
 use super::call::{Answered, SessionCall};
-use super::relay::Delivered;
-use super::session::SessionRecord;
-use super::stream::StreamRefused;
 use crate::context::{Principal, RequestContext};
 use crate::endpoint::McpHandler;
+use crate::era2025::relay::Delivered;
+use crate::era2025::session::SessionRecord;
+use crate::era2025::stream::StreamRefused;
 use crate::http::{ResponseBody, accepts_sse, error_response, http_error, json_response, sse_response, status_only};
 use crate::metrics::VersionLabel;
 
@@ -140,11 +140,11 @@ impl McpHandler {
         self.check_client_params(&params).map_err(|error| Box::new(error_response(Some(&id), &error)))?;
         let version = negotiate(requested);
         let mut record = SessionRecord::new(version, &params, principal);
-        let session_id = match &self.shared.legacy.sessions {
+        let session_id = match &self.shared.era2025.sessions {
             Some(store) => Some(self.open_session(store, parts, principal, &mut record, &id).await?),
             None => None,
         };
-        self.shared.metrics.legacy.sessions_created.inc();
+        self.shared.metrics.era2025.sessions_created.inc();
         self.count_version(version);
         let ctx = RequestContext { principal: principal.cloned(), parts: Arc::new(parts.clone()) };
         let server = self.shared.factory.server(&ctx);
@@ -244,7 +244,7 @@ impl McpHandler {
         };
         let subscribe = op == SessionOp::Subscribe;
         self.check_subscription(&session.record, &uri, subscribe)?;
-        let most = self.shared.options.legacy.max_subscriptions_per_session;
+        let most = self.shared.options.era2025.max_subscriptions_per_session;
         self.update_session(session, |r| {
             // The limit again, on the record being written: a subscribe racing another on
             // another replica cannot take the session past it.
@@ -271,7 +271,7 @@ impl McpHandler {
     }
 
     async fn update_session(&self, session: &Session, change: impl Fn(&mut SessionRecord)) -> Result<(), RpcError> {
-        let (Some(store), Some(id)) = (&self.shared.legacy.sessions, &session.id) else { return Ok(()) };
+        let (Some(store), Some(id)) = (&self.shared.era2025.sessions, &session.id) else { return Ok(()) };
         match store.update(id, change).await {
             Ok(Some(_)) => Ok(()),
             Ok(None) => Err(RpcError::invalid_request("The session ended")),
@@ -285,7 +285,7 @@ impl McpHandler {
         let Some(id) = params.get("requestId").and_then(|v| serde_json::from_value::<RequestId>(v.clone()).ok()) else {
             return;
         };
-        if self.shared.legacy.streams.calls().cancel(session, &id.to_json()) {
+        if self.shared.era2025.streams.calls().cancel(session, &id.to_json()) {
             return;
         }
         let change = Change::session(session.clone(), SessionOp::Cancel, Some(id.to_json()));
@@ -301,7 +301,7 @@ impl McpHandler {
         id: &RequestId,
         outcome: Result<Value, Value>,
     ) -> Result<(), String> {
-        let (Some(relay), Some(session)) = (&self.shared.legacy.relay, &session.id) else {
+        let (Some(relay), Some(session)) = (&self.shared.era2025.relay, &session.id) else {
             return Err("This endpoint sent no request to answer (it serves no sessions)".into());
         };
         if relay.answer(session, id, outcome).await.map_err(|e| e.to_string())? == Delivered::Stored {
@@ -321,7 +321,7 @@ impl McpHandler {
         parts: &http::request::Parts,
         principal: Option<&Principal>,
     ) -> Result<Response<ResponseBody>, Refusal> {
-        let Some(store) = &self.shared.legacy.sessions else { return Err(Box::new(not_allowed())) };
+        let Some(store) = &self.shared.era2025.sessions else { return Err(Box::new(not_allowed())) };
         if !accepts_sse(parts.headers.get(header::ACCEPT)) {
             return Err(Box::new(http_error(StatusCode::NOT_ACCEPTABLE, "Accept must allow text/event-stream")));
         }
@@ -331,7 +331,7 @@ impl McpHandler {
         let last_event_id = parts.headers.get("last-event-id").map(|v| v.to_str().unwrap_or(""));
         // The tenant is the caller's (which `session_of` checked is the session's own).
         let scope = principal.and_then(|p| p.scope.clone());
-        let streams = &self.shared.legacy.streams;
+        let streams = &self.shared.era2025.streams;
         match streams.open(id, scope, session.record.subscriptions, last_event_id) {
             Ok(body) => {
                 // The record was read before the stream was registered: a subscription made
@@ -361,7 +361,7 @@ impl McpHandler {
         parts: &http::request::Parts,
         principal: Option<&Principal>,
     ) -> Result<Response<ResponseBody>, Refusal> {
-        let Some(store) = &self.shared.legacy.sessions else { return Err(Box::new(not_allowed())) };
+        let Some(store) = &self.shared.era2025.sessions else { return Err(Box::new(not_allowed())) };
         let version = request_version(parts)?;
         let session = self.session_of(parts, principal, version).await?;
         let Some(id) = session.id.clone() else { return Err(Box::new(not_allowed())) };
@@ -371,7 +371,7 @@ impl McpHandler {
         {
             tracing::warn!(error = %e, "a session slot was not given back; it lapses at its expiry");
         }
-        self.shared.metrics.legacy.sessions_ended.inc();
+        self.shared.metrics.era2025.sessions_ended.inc();
         if let Err(e) = self.publish_session(Change::session(id, SessionOp::End, None)).await {
             // The record is gone (404 everywhere); only an open stream elsewhere lingers until
             // its next renewal finds the session gone.
@@ -388,7 +388,7 @@ impl McpHandler {
         principal: Option<&Principal>,
         header_version: &str,
     ) -> Result<Session, Refusal> {
-        let Some(store) = &self.shared.legacy.sessions else {
+        let Some(store) = &self.shared.era2025.sessions else {
             return Ok(Session { id: None, record: SessionRecord::stateless(header_version, principal) });
         };
         let Some(raw) = parts.headers.get(SESSION_HEADER) else {
@@ -402,7 +402,7 @@ impl McpHandler {
         match record.filter(|record| record.belongs_to(principal)) {
             Some(record) => Ok(Session { id: Some(id), record }),
             None => {
-                self.shared.metrics.legacy.sessions_not_found.inc();
+                self.shared.metrics.era2025.sessions_not_found.inc();
                 Err(Box::new(http_error(
                     StatusCode::NOT_FOUND,
                     "Session not found: it ended or expired; send initialize to start a new one",
@@ -413,7 +413,7 @@ impl McpHandler {
 
     fn count_version(&self, version: &str) {
         let version = LEGACY_VERSIONS.iter().find(|v| **v == version).copied().unwrap_or("other");
-        self.shared.metrics.legacy.requests.get_or_create(&VersionLabel { version }).inc();
+        self.shared.metrics.era2025.requests.get_or_create(&VersionLabel { version }).inc();
     }
 }
 
