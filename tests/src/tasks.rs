@@ -9,7 +9,7 @@ use std::time::Duration;
 use mcp_fleet_bus::testing::Awaiting;
 use mcp_fleet_bus::{BoxFuture, BusError, BusStream, Keyspace, Record, ServerEventBus};
 use mcp_fleet_server::types::{CallToolResult, Tool};
-use mcp_fleet_server::{HandlerOptions, InputRequired, McpServer, Outcome, TaskOptions, TaskSupport};
+use mcp_fleet_server::{HandlerOptions, InputRequired, McpServer, Outcome, catalog::TaskSupport, tasks::TaskOptions};
 use serde_json::{Value, json};
 
 use crate::{ListenStream, McpClient, Reply, WAIT, test_server};

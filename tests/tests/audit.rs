@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use mcp_fleet_server::types::{Content, GetPromptResult, Prompt, PromptArgument, PromptMessage, Role};
-use mcp_fleet_server::{AuditOptions, ExecutionIdentity, McpHandler, TaskOptions};
+use mcp_fleet_server::{McpHandler, audit::AuditOptions, identity::ExecutionIdentity, tasks::TaskOptions};
 use mcp_fleet_tests::cluster::{tenant_options, unique_name};
 use mcp_fleet_tests::tasks::{TaskClient, task_server};
 use mcp_fleet_tests::{TestNode, WAIT, eventually};

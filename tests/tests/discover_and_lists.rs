@@ -89,7 +89,7 @@ async fn a_batch_swaps_once_and_publishes_one_event_per_list() {
                 edit.add_tool(Tool::new(format!("b{i}"), "batched"), |_c| async { Ok(CallToolResult::text("x")) })?;
             }
             assert!(edit.update_tool(Tool::new("b1", "updated description"))?);
-            assert!(edit.remove(mcp_fleet_server::ListKind::Tools, "b2"));
+            assert!(edit.remove(mcp_fleet_server::catalog::ListKind::Tools, "b2"));
             Ok(())
         })
         .await

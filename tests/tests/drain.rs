@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use mcp_fleet_server::types::{CallToolResult, Tool};
-use mcp_fleet_server::{AuditOptions, HandlerOptions};
+use mcp_fleet_server::{HandlerOptions, audit::AuditOptions};
 use mcp_fleet_tests::cluster::unique_name;
 use mcp_fleet_tests::{McpClient, TestNode, eventually, request, test_server};
 use serde_json::{Value, json};

@@ -16,7 +16,7 @@ use http::StatusCode;
 use mcp_fleet_bus::{EventEnvelope, MemoryBus, ServerEventBus};
 use mcp_fleet_server::auth::{AuthError, Rate};
 use mcp_fleet_server::types::{CallToolResult, Tool};
-use mcp_fleet_server::{Era2025Options, HandlerOptions, InputRequired, McpServer, Outcome, Principal};
+use mcp_fleet_server::{HandlerOptions, InputRequired, McpServer, Outcome, Principal, options::Era2025Options};
 use mcp_fleet_tests::cluster::tenant_options;
 use mcp_fleet_tests::legacy::{LegacySession, headers, initialize_body, initialize_raw};
 use mcp_fleet_tests::{McpClient, TestNode, WAIT, eventually, test_server};

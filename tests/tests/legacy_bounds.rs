@@ -4,7 +4,7 @@
 //! listen's. Each refusal is a specific JSON-RPC error with its status.
 
 use http::StatusCode;
-use mcp_fleet_server::{Era2025Options, HandlerOptions};
+use mcp_fleet_server::{HandlerOptions, options::Era2025Options};
 use mcp_fleet_tests::legacy::{LegacySession, initialize_raw};
 use mcp_fleet_tests::{McpClient, TestNode, test_server};
 use serde_json::{Value, json};

@@ -10,7 +10,7 @@ use http::StatusCode;
 use jsonwebtoken::{Algorithm, EncodingKey, Header};
 use mcp_fleet_server::auth::{BearerAuthenticator, BearerConfig, TokenTypeCheck};
 use mcp_fleet_server::types::{CacheHint, CacheScope, CallToolResult, Tool};
-use mcp_fleet_server::{CachePolicy, HandlerOptions, McpServer, create_mcp_handler};
+use mcp_fleet_server::{HandlerOptions, McpServer, catalog::CachePolicy, create_mcp_handler};
 use mcp_fleet_tests::idp::{
     EC_KID, Idp, JWKS_PATH, METADATA_PATH, RSA_KID, authorization, ec_key, forge, now, rsa_key,
 };

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use mcp_fleet_bus_redis::{RedisBus, RedisBusOptions};
 use mcp_fleet_server::types::{CallToolResult, Tool};
-use mcp_fleet_server::{CatalogAnnouncePolicy, HandlerOptions, McpServer};
+use mcp_fleet_server::{HandlerOptions, McpServer, fleet::CatalogAnnouncePolicy};
 use mcp_fleet_tests::cluster::{Broker, EVENT_META, broker_or_skip, unique_name};
 use mcp_fleet_tests::eventually;
 use mcp_fleet_tests::faults::metric;

@@ -101,7 +101,7 @@ async fn a_key_ring_rotates_without_refusing_the_state_minted_before() {
 
 /// A server with the `confirm` tool (as [`node`]) and an unrelated `other` one, and their
 /// handles.
-fn confirming_server() -> (mcp_fleet_server::McpServer, [mcp_fleet_server::EntryHandle; 2]) {
+fn confirming_server() -> (mcp_fleet_server::McpServer, [mcp_fleet_server::catalog::EntryHandle; 2]) {
     let server = test_server();
     let confirm = server.tool(Tool::new("confirm", "Asks first"), |call| async move {
         let Some(state) = call.ctx.request_state else {

@@ -11,7 +11,7 @@ use futures_util::StreamExt;
 use mcp_fleet_bus::{BusItem, EventKind, ServerEventBus};
 use mcp_fleet_bus_redis::{RedisBus, RedisBusOptions};
 use mcp_fleet_server::types::{CallToolResult, Tool};
-use mcp_fleet_server::{CatalogAnnouncePolicy, HandlerOptions, create_mcp_handler};
+use mcp_fleet_server::{HandlerOptions, create_mcp_handler, fleet::CatalogAnnouncePolicy};
 use mcp_fleet_tests::faults::procs::{RedisServer, TempDir};
 use mcp_fleet_tests::{WAIT, eventually, test_server};
 

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use http::StatusCode;
 use mcp_fleet_protocol::tasks::TaskStatus;
-use mcp_fleet_server::TaskOptions;
+use mcp_fleet_server::tasks::TaskOptions;
 use mcp_fleet_server::types::CallToolResult;
 use mcp_fleet_tests::cluster::tenant_from_header;
 use mcp_fleet_tests::tasks::{TASKS, TaskClient, await_task_notification, task_options, task_server};

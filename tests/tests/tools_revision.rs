@@ -3,7 +3,7 @@
 //! the catalog identical is announced once the fleet converges on the new build), equal ones
 //! without it; replicas of one build agree either way, and the other lists never change.
 
-use mcp_fleet_server::{ExecutionIdentity, HandlerOptions};
+use mcp_fleet_server::{HandlerOptions, identity::ExecutionIdentity};
 use mcp_fleet_tests::{McpClient, TestNode, WAIT, eventually, test_server};
 use serde_json::{Value, json};
 

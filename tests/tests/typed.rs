@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use mcp_fleet_server::typed::{self, Json, NoArgs, ToolError};
 use mcp_fleet_server::types::{CallToolResult, ResourceContents};
-use mcp_fleet_server::{CallContext, HandlerOptions, McpServer, ResourceRead, RpcError, ServerError, server};
+use mcp_fleet_server::{CallContext, HandlerOptions, McpServer, RpcError, ServerError, catalog::ResourceRead, server};
 use mcp_fleet_tests::{McpClient, TestNode, request};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -500,9 +500,12 @@ async fn typed_completers_answer_for_their_argument_and_advertise_completions() 
             typed::template("orders://{order}/lines/{line}", "line", |at: OrderLine, read: ResourceRead| async move {
                 ResourceContents::text(read.uri, "text/plain", at.line.to_string())
             })
-            .complete("order", |prefix: String, req: mcp_fleet_server::CompletionRequest| async move {
-                vec![format!("{prefix}0 for {}", req.argument)]
-            }),
+            .complete(
+                "order",
+                |prefix: String, req: mcp_fleet_server::catalog::CompletionRequest| async move {
+                    vec![format!("{prefix}0 for {}", req.argument)]
+                },
+            ),
         )
         .unwrap();
     let typo = server.add(

@@ -11,7 +11,10 @@ use std::fmt;
 use std::path::PathBuf;
 
 use mcp_fleet_server::types::{CallToolResult, Content, GetPromptResult, PromptMessage, ResourceContents};
-use mcp_fleet_server::{CatalogEdit, ListKind, McpServer, PromptGet, ResourceRead, RpcError, ServerError, ToolCall};
+use mcp_fleet_server::{
+    McpServer, RpcError, ServerError, catalog::CatalogEdit, catalog::ListKind, catalog::PromptGet,
+    catalog::ResourceRead, catalog::ToolCall,
+};
 
 use crate::catalog::{Catalog, PromptEntry, ResourceEntry, ResourceSource, TemplateEntry, ToolAnswer, ToolEntry};
 use crate::confine::FilesRoot;

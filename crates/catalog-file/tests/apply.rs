@@ -10,7 +10,7 @@ use std::path::Path;
 use common::{call_tool, handler, keys, rpc};
 use mcp_fleet_catalog_file::{Applied, Catalog, Change, Format, apply};
 use mcp_fleet_server::types::{CallToolResult, Resource, Tool};
-use mcp_fleet_server::{ListKind, McpServer};
+use mcp_fleet_server::{McpServer, catalog::ListKind};
 use serde_json::json;
 
 const GREET: &str = r#"

@@ -20,7 +20,7 @@ use hyper::service::service_fn;
 use hyper_util::rt::TokioIo;
 use mcp_fleet_catalog_file::{Catalog, Format, apply};
 use mcp_fleet_server::auth::AuthError;
-use mcp_fleet_server::{HandlerOptions, McpHandler, McpServer, Principal, ResponseMode, create_mcp_handler};
+use mcp_fleet_server::{HandlerOptions, McpHandler, McpServer, Principal, create_mcp_handler, options::ResponseMode};
 use serde_json::{Value, json};
 use tokio::net::TcpListener;
 

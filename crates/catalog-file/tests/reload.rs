@@ -15,7 +15,7 @@ use std::time::Duration;
 use common::keys;
 use mcp_fleet_bus::testing::{WAIT, eventually};
 use mcp_fleet_catalog_file::{CatalogReloader, Reload, ReloadOptions, ReloadStats};
-use mcp_fleet_server::{ListKind, McpServer};
+use mcp_fleet_server::{McpServer, catalog::ListKind};
 
 /// A one-tool catalog whose tool is called `name`.
 fn tool(name: &str) -> String {

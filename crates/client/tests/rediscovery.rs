@@ -16,7 +16,7 @@ use mcp_fleet_client::{
 };
 use mcp_fleet_server::auth::AuthError;
 use mcp_fleet_server::types::{CacheHint, CacheScope, Prompt, Resource, ResourceContents, ResourceTemplate};
-use mcp_fleet_server::{CachePolicy, HandlerOptions, McpServer, Principal};
+use mcp_fleet_server::{HandlerOptions, McpServer, Principal, catalog::CachePolicy};
 use serde_json::Value;
 use support::*;
 
@@ -464,7 +464,7 @@ async fn a_notification_storm_ends_fresh_at_the_last_revision_with_fewer_reads_t
 async fn prompts_resources_and_templates_are_watched_like_tools() {
     let server = server_with_tools(1);
     let prompt = |name: &str| Prompt { name: name.into(), ..Prompt::default() };
-    let read = |read: mcp_fleet_server::ResourceRead| async move {
+    let read = |read: mcp_fleet_server::catalog::ResourceRead| async move {
         Ok(vec![ResourceContents::text(read.uri, "text/plain", "x")])
     };
     let template = |t: &str| ResourceTemplate { uri_template: t.into(), name: t.into(), ..ResourceTemplate::default() };

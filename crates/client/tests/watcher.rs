@@ -22,7 +22,7 @@ fn server_with_tools(n: usize) -> McpServer {
     server
 }
 
-fn add_tool(server: &McpServer, name: &str) -> mcp_fleet_server::EntryHandle {
+fn add_tool(server: &McpServer, name: &str) -> mcp_fleet_server::catalog::EntryHandle {
     server.tool(Tool::new(name, "A test tool"), |_call| async move { Ok(CallToolResult::text("ok")) })
 }
 

@@ -13,7 +13,7 @@
 
 use mcp_fleet_server::RpcError;
 use mcp_fleet_server::types::{CallToolResult, Tool};
-use mcp_fleet_server::{InputRequired, McpServer, Outcome, ToolCall};
+use mcp_fleet_server::{InputRequired, McpServer, Outcome, catalog::ToolCall};
 use serde_json::{Value, json};
 
 use crate::mrtr::{response, sample, sampled_text};

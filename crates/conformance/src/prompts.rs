@@ -5,7 +5,7 @@
 use mcp_fleet_server::types::{
     Content, GetPromptResult, Prompt, PromptArgument, PromptMessage, ResourceContents, Role,
 };
-use mcp_fleet_server::{CompletionRef, CompletionValues, McpServer};
+use mcp_fleet_server::{McpServer, catalog::CompletionRef, catalog::CompletionValues};
 use serde_json::{Map, Value};
 
 use crate::PNG_BASE64;

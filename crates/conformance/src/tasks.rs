@@ -17,7 +17,7 @@ use std::time::Duration;
 
 use mcp_fleet_server::RpcError;
 use mcp_fleet_server::types::{CallToolResult, Tool};
-use mcp_fleet_server::{CallContext, InputRequired, McpServer, Outcome, TaskSupport};
+use mcp_fleet_server::{CallContext, InputRequired, McpServer, Outcome, catalog::TaskSupport};
 use serde_json::{Value, json};
 
 use crate::mrtr::{elicit, response};

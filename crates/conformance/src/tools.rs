@@ -7,7 +7,7 @@ use std::time::Duration;
 use mcp_fleet_server::LogLevel;
 use mcp_fleet_server::RpcError;
 use mcp_fleet_server::types::{CallToolResult, Content, ResourceContents, Tool};
-use mcp_fleet_server::{InputRequired, McpServer, Notifier, Outcome, ServerError, ToolCall};
+use mcp_fleet_server::{InputRequired, McpServer, Notifier, Outcome, ServerError, catalog::ToolCall};
 use serde_json::{Value, json};
 
 use crate::{PNG_BASE64, WAV_BASE64};

@@ -17,7 +17,7 @@ pub(crate) fn expand(server: ServerImpl) -> TokenStream {
         impl #self_ty {
             /// The tools, prompts and resource templates of this `#[server]` block, for
             /// `McpServer::add_all` (written by `#[mcp_fleet_server::server]`).
-            pub fn into_entries(self) -> ::std::vec::Vec<::mcp_fleet_server::Registration>
+            pub fn into_entries(self) -> ::std::vec::Vec<::mcp_fleet_server::catalog::Registration>
             where
                 Self: ::std::marker::Send + ::std::marker::Sync + 'static,
             {
@@ -40,7 +40,7 @@ fn entry(entry: &Entry) -> TokenStream {
     };
     let context_ty = match kind {
         Kind::Tool | Kind::Prompt => quote!(::mcp_fleet_server::CallContext),
-        Kind::Template => quote!(::mcp_fleet_server::ResourceRead),
+        Kind::Template => quote!(::mcp_fleet_server::catalog::ResourceRead),
     };
     let call = match (args.is_some(), takes_context) {
         (true, true) => quote!(this.#method(args, context)),
@@ -62,7 +62,8 @@ fn entry(entry: &Entry) -> TokenStream {
     let built = match kind {
         Kind::Tool => {
             let hints = options.hints.iter().map(|(setter, on)| hint(setter, *on));
-            let task = options.task.as_ref().map(|t| quote!(.task_support(::mcp_fleet_server::TaskSupport::#t)));
+            let task =
+                options.task.as_ref().map(|t| quote!(.task_support(::mcp_fleet_server::catalog::TaskSupport::#t)));
             quote!(::mcp_fleet_server::typed::tool(#name, #description, #handler) #title #(#hints)* #task)
         }
         Kind::Prompt => quote!(::mcp_fleet_server::typed::prompt(#name, #description, #handler) #title),
@@ -72,7 +73,7 @@ fn entry(entry: &Entry) -> TokenStream {
             quote!(::mcp_fleet_server::typed::template(#template, #name, #handler).description(#description) #title #mime)
         }
     };
-    quote!(::mcp_fleet_server::Registration::from(#built))
+    quote!(::mcp_fleet_server::catalog::Registration::from(#built))
 }
 
 /// The setter a hint argument (`read_only`, `destructive = false`, …) stands for.

@@ -8,7 +8,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use mcp_fleet_server::{ExecutionIdentity, HandlerOptions, create_mcp_handler};
+use mcp_fleet_server::{HandlerOptions, create_mcp_handler, identity::ExecutionIdentity};
 use tokio::net::TcpListener;
 
 use crate::admin::{self, Admin, AdminToken};

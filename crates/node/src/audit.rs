@@ -1,11 +1,11 @@
 //! The node's audit trail: `--audit-file PATH|-` (JSON lines to a file or stdout),
 //! `--audit-arguments`, and — with `--otlp-endpoint` — [`OtelAuditSink`], which exports each
 //! record as an OpenTelemetry log record. The records themselves, their queue and its bounds
-//! are the server's (`mcp_fleet_server::AuditOptions`).
+//! are the server's (`mcp_fleet_server::audit::AuditOptions`).
 
 use std::time::{Duration, UNIX_EPOCH};
 
-use mcp_fleet_server::{AuditOptions, AuditRecord, AuditSink};
+use mcp_fleet_server::{audit::AuditOptions, audit::AuditRecord, audit::AuditSink};
 use opentelemetry::logs::{AnyValue, LogRecord as _, Logger as _, Severity};
 use opentelemetry_sdk::logs::SdkLogger;
 

@@ -7,7 +7,7 @@ use std::time::Duration;
 use clap::Parser;
 use mcp_fleet_bus::redact::{Redacted, SecretUrl};
 use mcp_fleet_server::auth::{LimitScope, TokenTypeCheck};
-use mcp_fleet_server::{CatalogAnnouncePolicy, Era2025Options};
+use mcp_fleet_server::{fleet::CatalogAnnouncePolicy, options::Era2025Options};
 
 /// One replica of an mcp-fleet MCP server. Its `Debug` shows no secret: the token is
 /// [`Redacted`], the URLs are [`SecretUrl`]s.

@@ -197,13 +197,13 @@ impl CallContext {
     }
 
     /// Turn this call into a task now (the tasks extension), if it may become one — the tool
-    /// supports tasks ([`TaskSupport`](crate::TaskSupport)) and the client declared the extension
+    /// supports tasks ([`TaskSupport`](crate::catalog::TaskSupport)) and the client declared the extension
     /// on this request: the task is created in the fleet's store, the client gets it as the
     /// call's answer, and this handler keeps running; its answer will complete the task (an
     /// `input_required` answer asks the client through the task, and the handler runs again
     /// with the answers, as an MRTR retry). `true` once the call is a task (also when it
     /// already was, or became one because it ran longer than
-    /// [`TaskOptions::create_after`](crate::TaskOptions::create_after)); `false` when it
+    /// [`TaskOptions::create_after`](crate::tasks::TaskOptions::create_after)); `false` when it
     /// cannot be one (then carry on: the client waits for the answer).
     pub async fn run_as_task(&self) -> bool {
         match &self.task {
@@ -242,7 +242,7 @@ impl CallContext {
     ///
     /// Once the call is a task, a progress report sets the task's status message instead (the
     /// `message`, else `progress/total`), written at most once per
-    /// [`TaskOptions::status_interval`](crate::TaskOptions::status_interval).
+    /// [`TaskOptions::status_interval`](crate::tasks::TaskOptions::status_interval).
     pub async fn progress(&self, progress: f64, total: Option<f64>, message: Option<&str>) {
         if self.task.as_ref().is_some_and(|link| link.report(progress, total, message)) {
             return;

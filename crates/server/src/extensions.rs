@@ -2,7 +2,7 @@
 //! a map from an extension's id to its settings object).
 //!
 //! Code registers an [`Extension`] where it implements one: on the server definition
-//! ([`McpServerBuilder::extension`](crate::McpServerBuilder::extension)) when the catalog's
+//! ([`McpServerBuilder::extension`](crate::catalog::McpServerBuilder::extension)) when the catalog's
 //! own handlers speak it, on the handler ([`HandlerOptions::extension`](crate::HandlerOptions::extension))
 //! when code around them does; the handler adds the tasks extension itself when tasks are
 //! on. Discover merges them, the handler's last. Both are fixed at build time, so every
@@ -25,7 +25,7 @@ use crate::error::ServerError;
 /// `com.example/audit`) and its settings.
 ///
 /// ```
-/// use mcp_fleet_server::{Extension, McpServer};
+/// use mcp_fleet_server::{extensions::Extension, McpServer};
 /// use serde_json::json;
 /// let audit = Extension::new("com.example/audit", json!({"retentionDays": 30})).unwrap();
 /// let server = McpServer::builder("demo", "1").extension(audit).build();

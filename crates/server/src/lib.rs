@@ -4,36 +4,37 @@
 //!
 //! # The public API
 //!
-//! Every public item has one path: the crate root, or the one module named below. Items of
-//! other crates are re-exported (`#[doc(no_inline)]`) where a user of this crate needs them;
-//! everything else of the wire protocol is in `mcp-fleet-protocol` itself.
+//! Every public item has one path. The crate root holds the twenty names a server needs
+//! every day; the rest live in modules named by concept. Items of other crates are
+//! re-exported (`#[doc(no_inline)]`) where a user of this crate needs them; everything else of
+//! the wire protocol is in `mcp-fleet-protocol` itself.
 //!
-//! | Item | What it is |
+//! | At the root | What it is |
 //! |---|---|
 //! | [`create_mcp_handler`], [`McpHandler`] | Build the endpoint; serve it (`serve`), mount it in axum or any tower/hyper stack (it is a `tower::Service` and a hyper `Service`; `handle`; [`McpHandler::draining`] for the embedding server's graceful shutdown — see `examples/axum-embed`), shut it down (`shutdown`), read its health and metrics. |
-//! | [`HandlerOptions`], [`ResponseMode`], [`Era2025Options`] | Every option, with its default; how 2025-era clients are served. |
-//! | [`ServerFactory`] | One [`McpServer`] for everyone, or a closure choosing one per request. |
-//! | [`server`], [`typed`], [`Registration`] | The typed way to write tools, prompts and templates: arguments as Rust types, schemas derived, results converted; `#[server]` registers an `impl` block's methods. |
-//! | [`McpServer`], [`McpServerBuilder`], [`CachePolicy`] | The server definition and its copy-on-write catalog. |
-//! | [`CatalogEdit`], [`EntryHandle`], [`ListKind`] | Change the catalog (many edits in one swap, or one entry later); which of the four lists (re-exported from `mcp-fleet-protocol`). |
-//! | [`Handler`], [`ToolCall`], [`ResourceRead`], [`PromptGet`], [`Outcome`], [`InputRequired`] | What untyped handlers (dynamic catalogs) get and return. |
-//! | [`CompletionRef`], [`CompletionRequest`], [`CompletionValues`] | Argument completion. |
-//! | [`CallContext`], [`RequestContext`], [`Principal`] | Who is calling, with what request. |
-//! | [`auth`] | Authentication and limits: the [`Authenticator`](auth::Authenticator) hook ([`AuthError`](auth::AuthError), [`AuthFuture`](auth::AuthFuture)); with cargo feature `oauth`, the OAuth 2.1 resource server (`BearerAuthenticator`, `BearerConfig`, `BearerConfigError`, `JwksError`, `JwsAlgorithm`, `TokenError`, `TokenTypeCheck`: JWT bearer tokens verified against the issuer's JWKS); the RFC 9728 [`ProtectedResourceMetadata`](auth::ProtectedResourceMetadata) ([`MetadataError`](auth::MetadataError)); per-principal request rates and stream quotas, per replica or fleet-wide ([`Rate`](auth::Rate), [`LimitScope`](auth::LimitScope), [`FLEET_STREAM_LEASE`](auth::FLEET_STREAM_LEASE)). |
-//! | [`ClientAddr`] | The peer address a request came from (anonymous callers' budgets). |
-//! | [`CallInterceptor`], [`ToolInvocation`], [`Next`], [`CallAnswer`], [`ResultCache`] | Hooks around every `tools/call` ([`HandlerOptions::intercept`]), and the shipped result cache. |
-//! | [`Extension`] | An extension advertised in `server/discover` ([`McpServerBuilder::extension`], [`HandlerOptions::extension`]). |
+//! | [`HandlerOptions`] | Every option, with its default (the grouped ones in [`options`]). |
+//! | [`McpServer`], [`ServerFactory`] | The server definition and its copy-on-write catalog; one for everyone, or a closure choosing one per request. |
+//! | [`server`], [`typed`] | The typed way to write tools, prompts and templates: arguments as Rust types, schemas derived, results converted; `#[server]` registers an `impl` block's methods. |
+//! | [`CallContext`], [`RequestContext`], [`Principal`], [`ClientAddr`] | Who is calling (its tenant and scopes), with what request, from which address. |
+//! | [`Outcome`], [`InputRequired`] | What a handler returns when it must ask the client first (MRTR). |
 //! | [`Notifier`] | `handler.notify().tools_changed()` and friends. |
-//! | [`TaskSupport`], [`TaskOptions`], [`TaskHandle`] | The tasks extension: which tools' calls may become tasks, the tasks' lifetime and bounds, and tasks completed from outside their handler ([`McpHandler::task`]). |
 //! | [`BusHealthState`] | Whether the node hears the bus ([`McpHandler::bus_health`]). |
-//! | [`CatalogAnnouncePolicy`], [`FleetStatus`], [`FleetMember`], [`BuildCount`], [`ListConvergence`], [`CatalogRevisions`] | Fleet-consistent catalogs: when catalog changes are announced, and the fleet's membership ([`McpHandler::fleet`]). |
-//! | [`ExecutionIdentity`], [`EXECUTION_KEY`], [`POD_UID_ENV`], [`IMAGE_ENV`] | Which code answers: execution epoch, executable digest, version, commit, image ([`HandlerOptions::identity`]); the `server/discover` `_meta` key it is shown under; the environment variables it reads. |
-//! | [`AuditOptions`], [`AuditSink`], [`JsonLinesSink`], [`AuditRecord`], [`AuditOrigin`], [`AuditPrincipal`] | The audit trail: one record per call and task transition, to JSON lines or any sink ([`HandlerOptions::audit`]). |
-//! | [`ResponseBody`] | The body type of [`McpHandler::handle`]'s responses. |
-//! | [`serve_http`], [`shutdown_signal`] | Serve another hyper service (an admin port) with the same connection handling and drain; wait for SIGINT/SIGTERM. |
+//! | [`ResponseBody`], [`serve_http`], [`shutdown_signal`] | The body of [`McpHandler::handle`]'s responses; serve another hyper service (an admin port) with the same connection handling and drain; wait for SIGINT/SIGTERM. |
 //! | [`ServerError`], [`RpcError`], [`LogLevel`] | Errors (the JSON-RPC one re-exported from `mcp-fleet-protocol`), and the log levels of `notifications/message`. |
+//!
+//! | Module | What it holds |
+//! |---|---|
+//! | [`catalog`] | Everything about the catalog: the builder and cache policy, edits and entry handles, the untyped handler types for dynamic catalogs ([`catalog::Handler`], [`catalog::ToolCall`], …), completion, which tools' calls may become tasks. |
+//! | [`options`] | The grouped options: how 2025-era clients are served, the response mode. |
+//! | [`auth`] | The [`Authenticator`](auth::Authenticator) hook, the RFC 9728 metadata, per-principal rates and stream quotas (the OAuth 2.1 resource server is the `oauth` feature's `BearerAuthenticator`). |
+//! | [`intercept`] | Hooks around every `tools/call` ([`HandlerOptions::intercept`]), and the shipped result cache. |
+//! | [`tasks`] | The tasks extension's lifetime and bounds, and tasks completed from outside their handler ([`McpHandler::task`]). |
+//! | [`fleet`] | Fleet-consistent catalogs: when changes are announced, and the fleet's membership ([`McpHandler::fleet`]). |
+//! | [`audit`] | The audit trail: one record per call and task transition, to JSON lines or any sink ([`HandlerOptions::audit`]). |
+//! | [`identity`] | Which code answers: execution epoch, executable digest, version, commit, image ([`HandlerOptions::identity`]). |
+//! | [`extensions`] | An extension advertised in `server/discover`. |
+//! | [`trace`] | Opt-in OpenTelemetry tracing (cargo feature `otel`). |
 //! | [`types`], [`bus`] | The wire protocol's definition and result types, and the bus crate (re-exported). |
-//! | [`trace`] | Opt-in OpenTelemetry tracing (cargo feature `otel`): the span target, request/publish/delivery spans linked across nodes, [`trace::incoming_span`] for other HTTP entry points. |
 //!
 //! ```no_run
 //! use mcp_fleet_server::{create_mcp_handler, server, HandlerOptions, McpServer};
@@ -109,63 +110,53 @@
 //! | 16 | `endpoint` | `McpHandler`: building it, its shared state, its drain |
 //! | 17 | `http` | the hyper service, the accept loop, the HTTP/1.1 direct path, the 2025 era's requests |
 
-mod audit;
+pub mod audit;
 pub mod auth;
-mod catalog;
+pub mod catalog;
 mod context;
 mod endpoint;
 mod era2025;
 mod error;
-mod extensions;
+pub mod extensions;
 mod factory;
-mod fleet;
+pub mod fleet;
 mod http;
-mod identity;
-mod intercept;
+pub mod identity;
+pub mod intercept;
 mod listen;
 mod methods;
 mod metrics;
 mod notify;
-mod options;
+pub mod options;
 mod outcome;
 mod request_state;
 mod services;
 mod shutdown;
 mod task_handle;
-mod tasks;
+pub mod tasks;
 pub mod trace;
 pub mod typed;
 
-pub use audit::{AuditOptions, AuditOrigin, AuditPrincipal, AuditRecord, AuditSink, JsonLinesSink};
-pub use catalog::{
-    CachePolicy, CatalogEdit, CompletionRef, CompletionRequest, CompletionValues, EntryHandle, Handler, McpServer,
-    McpServerBuilder, PromptGet, Registration, ResourceRead, TaskSupport, ToolCall,
-};
+pub use catalog::server::McpServer;
 pub use context::{CallContext, ClientAddr, Principal, RequestContext};
 pub use endpoint::{McpHandler, create_mcp_handler};
 pub use error::ServerError;
-pub use extensions::Extension;
 pub use factory::ServerFactory;
-pub use fleet::{BuildCount, CatalogAnnouncePolicy, CatalogRevisions, FleetMember, FleetStatus, ListConvergence};
 pub use http::{ResponseBody, serve_http, shutdown_signal};
-pub use identity::{EXECUTION_KEY, ExecutionIdentity, IMAGE_ENV, POD_UID_ENV};
-pub use intercept::{CallAnswer, CallInterceptor, Next, ResultCache, ToolInvocation};
 pub use listen::BusHealthState;
 pub use notify::Notifier;
-pub use options::{Era2025Options, HandlerOptions, ResponseMode};
+pub use options::handler::HandlerOptions;
 pub use outcome::{InputRequired, Outcome};
-pub use task_handle::TaskHandle;
-pub use tasks::TaskOptions;
 
 /// Registers the `#[tool]`, `#[prompt]` and `#[resource(template = "…")]` methods of an `impl`
 /// block as typed entries (feature `macros`, on by default).
 ///
 /// Each marked method (`async fn`, or a quick plain `fn`) takes `&self`, then optionally its arguments (a struct
 /// deriving `Deserialize` and `JsonSchema`) and optionally the call's context
-/// ([`CallContext`]; a template's is [`ResourceRead`]); it returns what the typed API takes
+/// ([`CallContext`]; a template's is [`ResourceRead`](catalog::ResourceRead)); it returns what the typed API takes
 /// ([`typed::IntoAnswer`]). Its
 /// name is the method's, its description the doc comment. The block's type gains
-/// `into_entries(self) -> Vec<Registration>`; add them with [`McpServer::add_all`].
+/// `into_entries(self) -> Vec<`[`Registration`](catalog::Registration)`>`; add them with [`McpServer::add_all`].
 ///
 /// Arguments: `#[tool(name = "…", description = "…", title = "…", read_only, destructive =
 /// false, idempotent, open_world = false, task = "optional" | "required")]`,
@@ -214,9 +205,9 @@ pub use tasks::TaskOptions;
 pub use mcp_fleet_macros::server;
 
 #[doc(no_inline)]
-pub use mcp_fleet_protocol::envelope::LogLevel;
+pub use mcp_fleet_protocol::RpcError;
 #[doc(no_inline)]
-pub use mcp_fleet_protocol::{ListKind, RpcError};
+pub use mcp_fleet_protocol::envelope::LogLevel;
 
 /// The event bus crate: the [`ServerEventBus`](bus::ServerEventBus) trait, its in-memory
 /// backend and the envelope every change travels in.

@@ -34,7 +34,7 @@ pub(crate) trait TaskControl: Send + Sync {
 /// A handle on one task (cheap to clone; see the module docs).
 ///
 /// ```no_run
-/// use mcp_fleet_server::{McpHandler, McpServer, TaskSupport, types::{CallToolResult, Tool}};
+/// use mcp_fleet_server::{McpHandler, McpServer, catalog::TaskSupport, types::{CallToolResult, Tool}};
 /// # async fn run(server: McpServer, handler: McpHandler) -> Result<(), Box<dyn std::error::Error>> {
 /// let render = server.tool(Tool::new("render", "Renders a video"), |call| async move {
 ///     let task = call.ctx.detach_task().await?;   // the client gets the task now

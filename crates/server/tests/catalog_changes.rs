@@ -9,7 +9,9 @@ use std::time::Duration;
 use futures_util::StreamExt;
 use mcp_fleet_server::bus::{BusItem, BusStream, Change, EventKind, MemoryBus, ServerEventBus};
 use mcp_fleet_server::types::{CallToolResult, Resource, ResourceContents, ResourceTemplate, Tool};
-use mcp_fleet_server::{CatalogAnnouncePolicy, HandlerOptions, ListKind, McpServer, ServerError, create_mcp_handler};
+use mcp_fleet_server::{
+    HandlerOptions, McpServer, ServerError, catalog::ListKind, create_mcp_handler, fleet::CatalogAnnouncePolicy,
+};
 
 /// Options whose catalog changes are bus events.
 fn immediate() -> HandlerOptions {
@@ -31,7 +33,9 @@ fn resource(uri: &str) -> Resource {
     Resource::new(uri, "r", "a resource", "text/plain")
 }
 
-async fn read(read: mcp_fleet_server::ResourceRead) -> Result<Vec<ResourceContents>, mcp_fleet_server::RpcError> {
+async fn read(
+    read: mcp_fleet_server::catalog::ResourceRead,
+) -> Result<Vec<ResourceContents>, mcp_fleet_server::RpcError> {
     Ok(vec![ResourceContents::text(read.uri, "text/plain", "x")])
 }
 

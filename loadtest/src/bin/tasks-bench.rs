@@ -21,7 +21,7 @@ use hyper_util::rt::TokioExecutor;
 use mcp_fleet_server::auth::AuthError;
 use mcp_fleet_server::types::{CallToolResult, Tool};
 use mcp_fleet_server::{
-    HandlerOptions, McpHandler, McpServer, Principal, TaskOptions, TaskSupport, create_mcp_handler,
+    HandlerOptions, McpHandler, McpServer, Principal, catalog::TaskSupport, create_mcp_handler, tasks::TaskOptions,
 };
 use serde_json::{Value, json};
 

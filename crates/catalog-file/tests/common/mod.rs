@@ -7,7 +7,9 @@
 use bytes::Bytes;
 use http::Request;
 use http_body_util::{BodyExt, Full};
-use mcp_fleet_server::{HandlerOptions, ListKind, McpHandler, McpServer, ResponseMode, create_mcp_handler};
+use mcp_fleet_server::{
+    HandlerOptions, McpHandler, McpServer, catalog::ListKind, create_mcp_handler, options::ResponseMode,
+};
 use serde_json::{Value, json};
 
 /// A handler serving `server`, JSON responses only.

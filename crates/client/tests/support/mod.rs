@@ -46,7 +46,7 @@ pub fn server_with_tools(n: usize) -> McpServer {
 }
 
 /// Register tool `name`.
-pub fn add_tool(server: &McpServer, name: &str) -> mcp_fleet_server::EntryHandle {
+pub fn add_tool(server: &McpServer, name: &str) -> mcp_fleet_server::catalog::EntryHandle {
     server.tool(Tool::new(name, "A test tool"), |_call| async move { Ok(CallToolResult::text("ok")) })
 }
 
@@ -85,7 +85,7 @@ pub async fn fronted(tools: usize) -> (McpServer, McpHandler, Front) {
 }
 
 /// A node serving `tool-0` with the `cache` hints, behind a [`Front`].
-pub async fn fronted_with(cache: mcp_fleet_server::CachePolicy) -> (McpServer, McpHandler, Front) {
+pub async fn fronted_with(cache: mcp_fleet_server::catalog::CachePolicy) -> (McpServer, McpHandler, Front) {
     let server = McpServer::builder("client-test", "0.0.1").cache_policy(cache).build();
     add_tool(&server, "tool-0");
     let node = handler(server.clone(), 100).await;

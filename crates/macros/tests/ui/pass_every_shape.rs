@@ -1,6 +1,6 @@
 use mcp_fleet_server::types::{CallToolResult, ResourceContents};
 use mcp_fleet_server::typed::{Json, ToolError};
-use mcp_fleet_server::{CallContext, McpServer, ResourceRead, server};
+use mcp_fleet_server::{CallContext, McpServer, catalog::ResourceRead, server};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 

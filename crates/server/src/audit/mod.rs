@@ -16,7 +16,7 @@
 //! nobody reads, a full disk) costs records, never latency.
 //!
 //! What it leaves to others: when a call starts and ends is the methods' business (they call
-//! [`trail::AuditTrail::start`] and finish what it returns); exporting the records anywhere but
+//! `AuditTrail::start` and finish what it returns); exporting the records anywhere but
 //! a JSON-lines stream is a sink's (the node's OpenTelemetry logs sink, say).
 
 mod options;

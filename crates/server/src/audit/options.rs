@@ -9,7 +9,7 @@ use super::sink::{AuditSink, JsonLinesSink};
 /// unless given: a handler without them records nothing and pays nothing.
 ///
 /// ```
-/// use mcp_fleet_server::{AuditOptions, HandlerOptions};
+/// use mcp_fleet_server::{audit::AuditOptions, HandlerOptions};
 /// let options = HandlerOptions::default().audit(AuditOptions::file("/var/log/mcp/audit.jsonl"));
 /// let verbose = HandlerOptions::default().audit(AuditOptions::stdout().arguments(true));
 /// ```

@@ -111,7 +111,7 @@ pub struct AuditRecord {
     /// `resources/read` and task transitions.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub arguments_sha256: Option<String>,
-    /// The arguments themselves, only with [`AuditOptions::arguments`](crate::AuditOptions::arguments).
+    /// The arguments themselves, only with [`AuditOptions::arguments`](crate::audit::AuditOptions::arguments).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub arguments: Option<Value>,
     /// How it ended: `ok`, `tool_error` (a result with `isError`), `input_required`, `task`

@@ -170,8 +170,8 @@ impl CatalogEdit<'_> {
     /// `CacheableResult` semantics): [`CacheScope::Public`](mcp_fleet_protocol::types::CacheScope::Public)
     /// results carry no user-specific data and may be shared by every caller,
     /// `Private` ones only within one authorization context, and `ttl_ms: 0` means never
-    /// reuse one. Interceptors see it as [`ToolInvocation::cache_hint`](crate::ToolInvocation::cache_hint)
-    /// ([`ResultCache`](crate::ResultCache) honours it); without one a tool's results are
+    /// reuse one. Interceptors see it as [`ToolInvocation::cache_hint`](crate::intercept::ToolInvocation::cache_hint)
+    /// ([`ResultCache`](crate::intercept::ResultCache) honours it); without one a tool's results are
     /// private (CACHE-6). Re-adding the tool resets it. Not on the wire: `tools/call` results
     /// are not cacheable results in the 2026-07-28 schema. `false` if there is no such tool.
     ///

@@ -51,7 +51,7 @@ pub struct PromptGet {
 /// annotation):
 ///
 /// ```
-/// use mcp_fleet_server::{McpServer, ToolCall, types::{CallToolResult, Tool}};
+/// use mcp_fleet_server::{McpServer, catalog::ToolCall, types::{CallToolResult, Tool}};
 /// async fn add(call: ToolCall) -> Result<CallToolResult, mcp_fleet_server::RpcError> {
 ///     let n = call.arguments.get("n").and_then(|v| v.as_i64()).unwrap_or(0);
 ///     Ok(CallToolResult::text((n + 1).to_string()))

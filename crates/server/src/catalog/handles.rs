@@ -90,7 +90,7 @@ impl EntryHandle {
     /// Let this tool's calls become tasks (see [`TaskSupport`]).
     ///
     /// ```
-    /// use mcp_fleet_server::{McpServer, TaskSupport, types::{CallToolResult, Tool}};
+    /// use mcp_fleet_server::{McpServer, catalog::TaskSupport, types::{CallToolResult, Tool}};
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
     /// let server = McpServer::builder("demo", "1").build();
     /// let export = server.tool(Tool::new("export", "Exports everything"), |call| async move {

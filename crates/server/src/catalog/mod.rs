@@ -17,7 +17,7 @@ mod entry_handler;
 mod handles;
 mod listing;
 mod registration;
-mod server;
+pub(crate) mod server;
 mod task_support;
 mod template;
 
@@ -27,11 +27,14 @@ pub use edit::CatalogEdit;
 pub use entry_handler::{Handler, PromptGet, ResourceRead, ToolCall};
 pub use handles::EntryHandle;
 pub use registration::Registration;
-pub use server::McpServer;
 pub use task_support::TaskSupport;
+
+/// Which of the four lists a change or a page is about (re-exported from `mcp-fleet-protocol`).
+#[doc(no_inline)]
+pub use mcp_fleet_protocol::ListKind;
 
 pub(crate) use completer::{Completers, CompletionFn};
 pub(crate) use entries::{DefinitionRevision, PromptFn, ResourceFn, ToolFn};
 pub(crate) use entry_handler::run_guarded;
-pub(crate) use server::Catalog;
+pub(crate) use server::{Catalog, McpServer};
 pub(crate) use template::UriTemplate;

@@ -1,6 +1,6 @@
 //! [`Registration`]: a catalog entry ready to add — a definition with its handler already
 //! shared — as the typed API ([`crate::typed`]) builds it. The catalog takes it through
-//! [`McpServer::add`](crate::McpServer::add) and [`CatalogEdit::add`](crate::CatalogEdit::add)
+//! [`McpServer::add`](crate::McpServer::add) and [`CatalogEdit::add`](crate::catalog::CatalogEdit::add)
 //! and never names the typed layer: the arrow points from `typed` to `catalog`.
 
 use mcp_fleet_protocol::types::{Prompt, ResourceTemplate, Tool};

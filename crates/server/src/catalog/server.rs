@@ -212,7 +212,7 @@ impl McpServer {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use mcp_fleet_server::{McpServer, TaskSupport, types::{CallToolResult, Tool}};
+    /// use mcp_fleet_server::{McpServer, catalog::TaskSupport, types::{CallToolResult, Tool}};
     /// let server = McpServer::builder("demo", "1").build();
     /// server.task_tool(Tool::new("report", "Builds the monthly report"), TaskSupport::Optional, |call| async move {
     ///     for step in 1..=3 {
@@ -299,7 +299,7 @@ impl McpServer {
     /// outbox retries until it does; see `notify` in the crate doc). If `edit` fails, nothing changes.
     ///
     /// ```
-    /// use mcp_fleet_server::{ListKind, McpServer, types::{CallToolResult, Tool}};
+    /// use mcp_fleet_server::{catalog::ListKind, McpServer, types::{CallToolResult, Tool}};
     /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
     /// let server = McpServer::builder("demo", "1").build();
     /// server.batch(|edit| {

@@ -104,7 +104,7 @@ async fn http_level_rules() {
 #[tokio::test]
 async fn a_modern_only_endpoint_refuses_the_2025_era() {
     let server = McpServer::builder("unit", "0.1.0").build();
-    let options = HandlerOptions::default().era2025(crate::Era2025Options::disabled());
+    let options = HandlerOptions::default().era2025(crate::options::Era2025Options::disabled());
     let h = create_mcp_handler(server, options).await.expect("handler");
     let (status, headers, _) = answer(&h, Request::get("/mcp").body(Full::new(Bytes::new())).unwrap()).await;
     assert_eq!((status, headers["allow"].to_str().unwrap()), (StatusCode::METHOD_NOT_ALLOWED, "POST"));
@@ -121,7 +121,7 @@ async fn a_modern_only_endpoint_refuses_the_2025_era() {
 /// ones, but not of the tasks extension, which only the 2026-07-28 path serves.
 #[tokio::test]
 async fn a_2025_initialize_advertises_the_registered_extensions_but_tasks() {
-    let audit = crate::Extension::new("com.example/audit", json!({"retentionDays": 30})).unwrap();
+    let audit = crate::extensions::Extension::new("com.example/audit", json!({"retentionDays": 30})).unwrap();
     let server = McpServer::builder("unit", "0.1.0").extension(audit).build();
     let h = create_mcp_handler(server, HandlerOptions::default()).await.expect("handler");
     let init = br#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}"#;

@@ -47,7 +47,7 @@ type Entry = (Instant, Duration, CallToolResult);
 /// ```
 /// use std::sync::Arc;
 /// use std::time::Duration;
-/// use mcp_fleet_server::{HandlerOptions, ResultCache};
+/// use mcp_fleet_server::{HandlerOptions, intercept::ResultCache};
 /// let cache = Arc::new(ResultCache::new(Duration::from_secs(30), 10_000));
 /// let options = HandlerOptions::default().intercept(cache.clone());
 /// # drop(options);

@@ -23,7 +23,7 @@ pub struct ToolInvocation {
     /// definition.
     pub revision: u64,
     /// How the tool's results may be cached, as its registration said
-    /// ([`CatalogEdit::set_cache_hint`](crate::CatalogEdit::set_cache_hint)); `None`: nothing
+    /// ([`CatalogEdit::set_cache_hint`](crate::catalog::CatalogEdit::set_cache_hint)); `None`: nothing
     /// said, so private (CACHE-6's conservative default).
     pub cache_hint: Option<CacheHint>,
     /// The arguments (already checked against the input schema) and the call's context.
@@ -60,7 +60,7 @@ impl Next {
 /// use std::sync::Arc;
 /// use std::sync::atomic::{AtomicU64, Ordering};
 /// use futures_util::future::BoxFuture;
-/// use mcp_fleet_server::{CallAnswer, CallInterceptor, HandlerOptions, Next, ToolInvocation};
+/// use mcp_fleet_server::{intercept::CallAnswer, intercept::CallInterceptor, HandlerOptions, intercept::Next, intercept::ToolInvocation};
 ///
 /// /// Counts calls per handler: an audit hook in miniature.
 /// struct Audit(AtomicU64);

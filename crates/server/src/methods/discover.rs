@@ -1,5 +1,5 @@
 //! `server/discover` (spec digest §9): versions, capabilities, instructions, cacheable; in
-//! `_meta`, the catalog's revisions and which code answers ([`crate::ExecutionIdentity`]).
+//! `_meta`, the catalog's revisions and which code answers ([`crate::identity::ExecutionIdentity`]).
 
 use mcp_fleet_protocol::cursor::revision_hex;
 use mcp_fleet_protocol::envelope::CATALOG_KEY;

@@ -2,7 +2,7 @@
 //! extension — run by a task of its own, so the call survives its HTTP request.
 //!
 //! 1. **Synchronous** while the client waits: a handler that answers within
-//!    [`TaskOptions::create_after`](crate::TaskOptions::create_after) gets the ordinary answer
+//!    [`TaskOptions::create_after`](crate::tasks::TaskOptions::create_after) gets the ordinary answer
 //!    (a result, or an MRTR `input_required`: "resolve all MRTR exchanges synchronously before
 //!    responding with a `CreateTaskResult`").
 //! 2. **Becoming a task** when that time passes, or when the handler asks

@@ -195,7 +195,7 @@ async fn identity_and_result_metadata_reach_the_wire() {
 
 #[tokio::test]
 async fn discover_advertises_registered_extensions_the_handlers_last() {
-    let ext = |id: &str, settings: Value| crate::Extension::new(id, settings).expect("a valid extension");
+    let ext = |id: &str, settings: Value| crate::extensions::Extension::new(id, settings).expect("a valid extension");
     let server = McpServer::builder("ext", "1")
         .extension(ext("com.example/audit", json!({"retentionDays": 30})))
         .extension(ext("com.example/shared", json!({"from": "server"})))
@@ -212,7 +212,7 @@ async fn discover_advertises_registered_extensions_the_handlers_last() {
             "io.modelcontextprotocol/tasks": {}
         })
     );
-    let options = HandlerOptions::default().tasks(crate::TaskOptions::disabled());
+    let options = HandlerOptions::default().tasks(crate::tasks::TaskOptions::disabled());
     let plain = create_mcp_handler(McpServer::builder("ext", "1").build(), options).await.expect("handler");
     let (_, plain) = call(&plain, "server/discover", json!({})).await;
     assert!(plain["result"]["capabilities"].get("extensions").is_none(), "none registered, none advertised: {plain}");
@@ -262,7 +262,7 @@ fn by_user_header() -> HandlerOptions {
 #[tokio::test]
 async fn the_result_cache_honours_the_tools_cache_hint() {
     use crate::types::{CacheHint, CacheScope};
-    let cache = Arc::new(crate::ResultCache::new(std::time::Duration::from_secs(60), 100));
+    let cache = Arc::new(crate::intercept::ResultCache::new(std::time::Duration::from_secs(60), 100));
     let (server, h, runs) = counting(by_user_header().intercept(cache.clone())).await;
     assert_eq!(count_as(&h, "ada", json!({})).await, "run 1");
     assert_eq!(count_as(&h, "ada", json!({})).await, "run 1", "the same caller: a hit");
@@ -283,7 +283,7 @@ async fn the_result_cache_honours_the_tools_cache_hint() {
 
 #[tokio::test]
 async fn the_result_cache_keys_by_tool_arguments_and_catalog_revision() {
-    let cache = Arc::new(crate::ResultCache::new(std::time::Duration::from_secs(60), 100));
+    let cache = Arc::new(crate::intercept::ResultCache::new(std::time::Duration::from_secs(60), 100));
     let (server, h, runs) = counting(HandlerOptions::default().intercept(cache.clone())).await;
     assert_eq!(count(&h, json!({"a": 1, "b": 2})).await, "run 1");
     assert_eq!(count(&h, json!({"b": 2, "a": 1})).await, "run 1", "same arguments, any key order: a hit");
@@ -301,12 +301,12 @@ async fn the_result_cache_keys_by_tool_arguments_and_catalog_revision() {
 /// Writes its name before and after the rest of the chain; answers itself for `{"stop": …}`.
 struct Tracer(&'static str, Arc<Mutex<Vec<String>>>);
 
-impl crate::CallInterceptor for Tracer {
+impl crate::intercept::CallInterceptor for Tracer {
     fn intercept(
         &self,
-        invocation: crate::ToolInvocation,
-        next: crate::Next,
-    ) -> futures_util::future::BoxFuture<'static, crate::CallAnswer> {
+        invocation: crate::intercept::ToolInvocation,
+        next: crate::intercept::Next,
+    ) -> futures_util::future::BoxFuture<'static, crate::intercept::CallAnswer> {
         let (name, log) = (self.0, self.1.clone());
         log.lock().unwrap().push(format!("{name} before {}", invocation.tool));
         if invocation.call.arguments.get("stop").and_then(Value::as_str) == Some(name) {

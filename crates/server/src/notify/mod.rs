@@ -4,9 +4,9 @@
 //!   published on the bus; every node (this one included) receives it and its listen router
 //!   delivers it. The future resolves once the bus accepted the event, or fails with the bus
 //!   error: the caller sees the failure and may retry.
-//! - **Catalog-driven** — registrations, [`EntryHandle`](crate::EntryHandle) operations,
+//! - **Catalog-driven** — registrations, [`EntryHandle`](crate::catalog::EntryHandle) operations,
 //!   [`McpServer::batch`](crate::McpServer::batch), a reloaded catalog file. How they reach
-//!   streams is the handler's [`CatalogAnnouncePolicy`](crate::CatalogAnnouncePolicy):
+//!   streams is the handler's [`CatalogAnnouncePolicy`](crate::fleet::CatalogAnnouncePolicy):
 //!   - `FleetConverged` (the default): the node announces its new revisions in the fleet's
 //!     membership ([`crate::fleet`]); every node tells its streams once, when every live node
 //!     serves the new revision (or a timeout passed). Clients re-list once, and whichever

@@ -6,7 +6,7 @@ use std::time::Duration;
 ///
 /// ```
 /// use std::time::Duration;
-/// use mcp_fleet_server::{HandlerOptions, Era2025Options};
+/// use mcp_fleet_server::{HandlerOptions, options::Era2025Options};
 /// let options = HandlerOptions::default()
 ///     .era2025(Era2025Options::default().session_ttl(Duration::from_secs(600)).max_streams(2_000));
 /// ```

@@ -127,8 +127,8 @@ impl Default for HandlerOptions {
 impl HandlerOptions {
     /// Run `interceptor` around every `tools/call` (after the framework's checks, around the
     /// handler and its output check); the first registered is the outermost. See
-    /// [`CallInterceptor`](crate::CallInterceptor) and the shipped
-    /// [`ResultCache`](crate::ResultCache).
+    /// [`CallInterceptor`](crate::intercept::CallInterceptor) and the shipped
+    /// [`ResultCache`](crate::intercept::ResultCache).
     pub fn intercept(mut self, interceptor: impl crate::intercept::CallInterceptor) -> Self {
         let mut all = self.interceptors.to_vec();
         all.push(Arc::new(interceptor));
@@ -162,7 +162,7 @@ impl HandlerOptions {
     }
 
     /// Keep an audit trail of every `tools/call`, `prompts/get`, `resources/read` and task
-    /// transition (see [`AuditOptions`](crate::AuditOptions)). Default: off.
+    /// transition (see [`AuditOptions`](crate::audit::AuditOptions)). Default: off.
     pub fn audit(mut self, audit: crate::audit::AuditOptions) -> Self {
         self.audit = Some(audit);
         self

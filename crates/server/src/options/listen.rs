@@ -54,7 +54,7 @@ impl HandlerOptions {
 
     /// Whether loopback peers (a sidecar proxy, a local load test) are exempt from
     /// [`max_streams_per_address`](Self::max_streams_per_address) and from the 2025 era's
-    /// [`Era2025Options::max_sessions_per_address`](crate::Era2025Options::max_sessions_per_address). Default `true`.
+    /// [`Era2025Options::max_sessions_per_address`](crate::options::Era2025Options::max_sessions_per_address). Default `true`.
     pub fn loopback_exempt_from_address_limit(mut self, exempt: bool) -> Self {
         self.listen.budget.loopback_exempt = exempt;
         self

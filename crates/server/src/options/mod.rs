@@ -2,7 +2,7 @@
 //! (`HandlerOptions::default().bus(bus).page_size(50)`) and checked once by
 //! [`create_mcp_handler`](crate::create_mcp_handler).
 //!
-//! - `handler`: [`HandlerOptions`] itself, its defaults, the bus, identity, catalog and
+//! - `handler`: `HandlerOptions` itself (at the crate root), its defaults, the bus, identity, catalog and
 //!   protocol settings, and the check at start; [`ResponseMode`].
 //! - `listen`, `access`, `transport`: its setters for the listen path's limits, for who may
 //!   call, and for the connections.
@@ -10,9 +10,10 @@
 
 mod access;
 mod era2025;
-mod handler;
+pub(crate) mod handler;
 mod listen;
 mod transport;
 
 pub use era2025::Era2025Options;
-pub use handler::{HandlerOptions, ResponseMode};
+pub(crate) use handler::HandlerOptions;
+pub use handler::ResponseMode;

@@ -1,4 +1,4 @@
-//! The fleet's task store behind a [`TaskHandle`](crate::TaskHandle): `Tasks` answers the
+//! The fleet's task store behind a [`TaskHandle`](crate::tasks::TaskHandle): `Tasks` answers the
 //! handle's [`TaskControl`] — status, status message, completion, failure — on any replica.
 
 use futures_util::FutureExt as _;

@@ -16,7 +16,7 @@ pub(crate) enum Phase {
     Sync,
     /// The handler asked to become a task (`detached`: its work lives elsewhere).
     Asked { detached: bool },
-    /// A task (`detached`: completed by a [`TaskHandle`](crate::TaskHandle), not by the
+    /// A task (`detached`: completed by a [`TaskHandle`](crate::tasks::TaskHandle), not by the
     /// handler's own answer).
     Task { id: String, detached: bool },
     /// It could not become a task (the store refused); the call ends with that error.

@@ -5,10 +5,10 @@
 //! task lives in the fleet's task store (a bus keyspace) and every change is announced on the
 //! bus.
 //!
-//! - `options`: [`TaskOptions`] per handler (per tool: the catalog's [`TaskSupport`](crate::TaskSupport)).
+//! - `options`: [`TaskOptions`] per handler (per tool: the catalog's [`TaskSupport`](crate::catalog::TaskSupport)).
 //! - `record`: the stored task and its state machine (pure).
 //! - `store`: the records, per-principal counts and node incarnations on the keyspace contract.
-//! - `shared`: [`Tasks`], this node's part — create, change-and-announce, orphan judgement, drain.
+//! - `shared`: `Tasks`, this node's part — create, change-and-announce, orphan judgement, drain.
 //! - `link`: what the handler's context knows of its task (`run_as_task`, progress → status).
 //! - `running`: this node's runners, which updates, cancels and events reach.
 //! - `follow`: task events from the bus, and the listen streams following tasks.
@@ -30,6 +30,7 @@ mod running;
 mod shared;
 mod store;
 
+pub use crate::task_handle::TaskHandle;
 pub use options::TaskOptions;
 
 pub(crate) use follow::{TaskSignal, TaskSignals};

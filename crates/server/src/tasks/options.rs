@@ -1,6 +1,6 @@
 //! [`TaskOptions`] (per handler: the tasks' lifetime, polling hint, bounds and timing), with
 //! their defaults. Per tool, whether calls may become tasks is the catalog's
-//! [`TaskSupport`](crate::TaskSupport).
+//! [`TaskSupport`](crate::catalog::TaskSupport).
 
 use std::time::Duration;
 
@@ -10,7 +10,7 @@ use std::time::Duration;
 ///
 /// ```
 /// use std::time::Duration;
-/// use mcp_fleet_server::{HandlerOptions, TaskOptions};
+/// use mcp_fleet_server::{HandlerOptions, tasks::TaskOptions};
 /// let options = HandlerOptions::default().tasks(TaskOptions::default().ttl(Duration::from_secs(600)).max_tasks_per_principal(20));
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -223,7 +223,8 @@ async fn a_catalog_change_carries_its_context_onto_the_bus() {
     let server = McpServer::builder("unit", "0.1.0").build();
     // Immediate mode publishes catalog changes on the bus (the fleet-converged default
     // announces revisions instead; each node then notifies its own streams).
-    let options = HandlerOptions::default().bus(bus).catalog_notifications(crate::CatalogAnnouncePolicy::Immediate);
+    let options =
+        HandlerOptions::default().bus(bus).catalog_notifications(crate::fleet::CatalogAnnouncePolicy::Immediate);
     let h = create_mcp_handler(server.clone(), options).await.expect("handler");
     tracing::info_span!(target: crate::trace::TARGET, "deploy").in_scope(|| {
         server.tool(Tool::new("late", "Registered later"), |_c| async { Ok(CallToolResult::text("late")) });

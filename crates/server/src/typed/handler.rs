@@ -4,13 +4,13 @@
 //! construction, async body, as axum's handlers are chosen by their arguments.
 //!
 //! [`CallContext`]: crate::CallContext
-//! [`ResourceRead`]: crate::ResourceRead
+//! [`ResourceRead`]: crate::catalog::ResourceRead
 
 use std::future::Future;
 
 /// A function a typed tool, prompt or template runs: `Fn(T) -> impl Future` or
 /// `Fn(T, X) -> impl Future`, where `X` is what the call carries besides its arguments
-/// ([`CallContext`](crate::CallContext) for tools and prompts, [`ResourceRead`](crate::ResourceRead)
+/// ([`CallContext`](crate::CallContext) for tools and prompts, [`ResourceRead`](crate::catalog::ResourceRead)
 /// for templates). `M` only tells the two shapes apart; it is inferred.
 ///
 /// ```

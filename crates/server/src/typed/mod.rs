@@ -15,7 +15,7 @@
 //!   sessions) and read the answer as that type. `.complete(..)` on a typed prompt or template
 //!   completes its arguments.
 //!
-//! Layering: `typed` builds [`Registration`](crate::Registration)s out of the catalog's
+//! Layering: `typed` builds [`Registration`](crate::catalog::Registration)s out of the catalog's
 //! handler types; the catalog never names it.
 //!
 //! ```

@@ -141,7 +141,7 @@ impl TypedPrompt {
     }
 
     /// Complete `argument` with `handler` (`|prefix: String|` or `|prefix, request|`,
-    /// answering `Vec<String>` or [`CompletionValues`](crate::CompletionValues)); the prompt
+    /// answering `Vec<String>` or [`CompletionValues`](crate::catalog::CompletionValues)); the prompt
     /// then advertises completions. An argument the prompt does not list is a registration
     /// error.
     ///
@@ -159,8 +159,8 @@ impl TypedPrompt {
     /// ```
     pub fn complete<M, H>(mut self, argument: &str, handler: H) -> Self
     where
-        H: TypedHandler<String, crate::CompletionRequest, M>,
-        <H::Future as Future>::Output: IntoAnswer<crate::CompletionValues>,
+        H: TypedHandler<String, crate::catalog::CompletionRequest, M>,
+        <H::Future as Future>::Output: IntoAnswer<crate::catalog::CompletionValues>,
     {
         if self.def.arguments.iter().any(|a| a.name == argument) {
             self.completers.insert(argument.to_owned(), handler);

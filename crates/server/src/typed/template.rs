@@ -44,7 +44,7 @@ pub struct TypedTemplate {
 /// that does not parse (`orders://abc` for a numeric `id`) is `-32602` naming the variable.
 ///
 /// ```
-/// use mcp_fleet_server::{McpServer, ResourceRead, typed, types::ResourceContents};
+/// use mcp_fleet_server::{McpServer, catalog::ResourceRead, typed, types::ResourceContents};
 /// use schemars::JsonSchema;
 /// use serde::Deserialize;
 ///
@@ -138,8 +138,8 @@ impl TypedTemplate {
     /// template's variables is a registration error.
     pub fn complete<M, H>(mut self, variable: &str, handler: H) -> Self
     where
-        H: TypedHandler<String, crate::CompletionRequest, M>,
-        <H::Future as Future>::Output: IntoAnswer<crate::CompletionValues>,
+        H: TypedHandler<String, crate::catalog::CompletionRequest, M>,
+        <H::Future as Future>::Output: IntoAnswer<crate::catalog::CompletionValues>,
     {
         if self.variables.iter().any(|v| v == variable) {
             self.completers.insert(variable.to_owned(), handler);

@@ -170,7 +170,7 @@ impl TypedTool {
         self
     }
 
-    /// Require OAuth scopes of its callers (see [`CatalogEdit::require_scopes`](crate::CatalogEdit::require_scopes)).
+    /// Require OAuth scopes of its callers (see [`CatalogEdit::require_scopes`](crate::catalog::CatalogEdit::require_scopes)).
     pub fn require_scopes<S: Into<String>>(mut self, scopes: impl IntoIterator<Item = S>) -> Self {
         self.scopes = scopes.into_iter().map(Into::into).collect();
         self

@@ -15,7 +15,7 @@
 use std::path::Path;
 
 use mcp_fleet_server::typed::{self, NoArgs};
-use mcp_fleet_server::{HandlerOptions, ListKind, McpServer};
+use mcp_fleet_server::{HandlerOptions, McpServer, catalog::ListKind};
 use notify::{RecursiveMode, Watcher};
 use serde::Deserialize;
 

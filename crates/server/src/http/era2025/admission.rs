@@ -2,15 +2,15 @@
 //! record lives in the bus for the session's life and is rewritten by every change):
 //!
 //! - `initialize`: its `capabilities` and `clientInfo` together at most
-//!   [`max_capabilities_bytes`](crate::Era2025Options::max_capabilities_bytes) of JSON (past it
+//!   [`max_capabilities_bytes`](crate::options::Era2025Options::max_capabilities_bytes) of JSON (past it
 //!   `-32602` with 400), and one of the caller's session slots — an authenticated principal's
-//!   ([`max_sessions_per_principal`](crate::Era2025Options::max_sessions_per_principal)), or
+//!   ([`max_sessions_per_principal`](crate::options::Era2025Options::max_sessions_per_principal)), or
 //!   an anonymous caller's client address's
-//!   ([`max_sessions_per_address`](crate::Era2025Options::max_sessions_per_address); IPv6 by
+//!   ([`max_sessions_per_address`](crate::options::Era2025Options::max_sessions_per_address); IPv6 by
 //!   /64, loopback exempt as for listen streams, none when the address is unknown); past it 429.
 //! - `resources/subscribe` and `unsubscribe`: a URI at most the listen streams' `max_uri_bytes`
 //!   long, and at most
-//!   [`max_subscriptions_per_session`](crate::Era2025Options::max_subscriptions_per_session)
+//!   [`max_subscriptions_per_session`](crate::options::Era2025Options::max_subscriptions_per_session)
 //!   URIs per session (`-32602`, in band).
 //!
 //! Sessions are `post`'s; the store and its slot sets `session`'s.

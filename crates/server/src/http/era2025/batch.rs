@@ -1,5 +1,5 @@
 //! What a 2025-03-26 JSON-RPC batch costs before any of it is served: a bound on its messages
-//! ([`Era2025Options::max_batch_messages`](crate::Era2025Options::max_batch_messages)), and one
+//! ([`Era2025Options::max_batch_messages`](crate::options::Era2025Options::max_batch_messages)), and one
 //! rate-limit token per message, so a batch of 20,000 `tools/list` is not one request's worth.
 //!
 //! The endpoint's own check took the HTTP request's token before the body was read; the
