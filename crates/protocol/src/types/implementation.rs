@@ -2,7 +2,6 @@
 //! show for it or for a listed definition.
 
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value};
 
 /// A server or client identity (`Implementation`): `name` and `version` are required.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

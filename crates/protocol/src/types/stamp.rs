@@ -5,6 +5,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use super::CallToolResult;
 use crate::envelope::SERVER_INFO_KEY;
 
 /// Who a cached result may be shared with (CACHE-1).

@@ -1,6 +1,7 @@
 //! The wire types' serialization, and stamping.
 
 use super::*;
+use crate::envelope::SERVER_INFO_KEY;
 use serde_json::json;
 
 /// The stamped writer gives what stamping the result's map gives.
@@ -58,10 +59,8 @@ fn definition_metadata_round_trips_in_wire_shape() {
         .annotations(json!({"priority": 0.5}))
         .icon(icon.clone())
         .meta("k", json!(1));
-    let template = ResourceTemplate::new("r://{id}", "t", "d", "text/plain")
-        .title("Tpl")
-        .icon(icon.clone())
-        .meta("k", json!(2));
+    let template =
+        ResourceTemplate::new("r://{id}", "t", "d", "text/plain").title("Tpl").icon(icon.clone()).meta("k", json!(2));
     let prompt = Prompt::new("p", "d", Vec::new()).title("P").icon(icon.clone()).meta("k", json!(3));
     let info = Implementation {
         icons: vec![icon],
@@ -81,17 +80,11 @@ fn definition_metadata_round_trips_in_wire_shape() {
     assert_eq!(serde_json::to_value(&info).unwrap()["websiteUrl"], "https://x.test");
     assert_eq!(serde_json::from_value::<Tool>(tool_wire).unwrap(), tool);
     assert_eq!(serde_json::from_value::<Resource>(resource_wire).unwrap(), resource);
-    assert_eq!(
-        serde_json::from_value::<ResourceTemplate>(serde_json::to_value(&template).unwrap()).unwrap(),
-        template
-    );
+    assert_eq!(serde_json::from_value::<ResourceTemplate>(serde_json::to_value(&template).unwrap()).unwrap(), template);
     assert_eq!(serde_json::from_value::<Prompt>(serde_json::to_value(&prompt).unwrap()).unwrap(), prompt);
     assert_eq!(serde_json::from_value::<Implementation>(serde_json::to_value(&info).unwrap()).unwrap(), info);
     // Nothing set, nothing on the wire.
-    assert_eq!(
-        serde_json::to_value(Prompt::new("p", "d", Vec::new())).unwrap(),
-        json!({"name":"p","description":"d"})
-    );
+    assert_eq!(serde_json::to_value(Prompt::new("p", "d", Vec::new())).unwrap(), json!({"name":"p","description":"d"}));
 }
 
 #[test]

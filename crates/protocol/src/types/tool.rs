@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use super::{Annotations, Content, Icon};
+use super::{Content, Icon};
 
 /// A tool definition as listed by `tools/list`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
