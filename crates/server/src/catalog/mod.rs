@@ -34,7 +34,7 @@ pub use task_support::TaskSupport;
 pub use mcp_fleet_protocol::ListKind;
 
 pub(crate) use completer::{Completers, CompletionFn};
-pub(crate) use entries::{DefinitionRevision, PromptFn, ResourceFn, ToolFn};
+pub(crate) use entries::{DefinitionRevision, PromptFn, ResourceFn, ToolEntry, ToolFn};
 pub(crate) use entry_handler::run_guarded;
 pub(crate) use server::{Catalog, McpServer};
 pub(crate) use template::UriTemplate;

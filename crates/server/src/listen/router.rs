@@ -76,6 +76,8 @@ impl ListenLimits {
 }
 
 type Subs = HashMap<u64, Arc<Subscription>>;
+/// A stream an event reaches, and the frame it gets.
+type Target = (Arc<Subscription>, Arc<NotificationFrame>);
 
 /// Shards of the registry (a stream lives in shard `key % SHARDS`).
 const SHARDS: usize = 16;
@@ -304,14 +306,28 @@ impl ListenRouter {
             return 0;
         }
         let started = Instant::now();
+        let uri: Option<Arc<str>> = event.uri.as_deref().map(Arc::from);
+        let targets = self.targets(event, uri.as_ref(), meta);
+        let marked = targets.len();
+        let coalesced = self.mark_and_write(event.kind, uri.as_ref(), targets);
+        self.inner.metrics.listen_fanout.observe(started.elapsed().as_secs_f64());
+        self.inner.metrics.events_delivered.inc();
+        let age_ms = mcp_fleet_bus::now_ms().saturating_sub(event.published_at_ms);
+        self.inner.metrics.event_age.observe(age_ms as f64 / 1000.0);
+        self.inner.metrics.coalesced.inc_by(coalesced);
+        marked
+    }
+
+    /// The streams `event` reaches, each with the frame it gets (its tenant's rendering of
+    /// `meta`), in key order. Under the shard locks only the targets are collected; they are
+    /// marked and written after ([`Self::mark_and_write`]), each stream once while its memory
+    /// is hot.
+    fn targets(&self, event: &EventEnvelope, uri: Option<&Arc<str>>, meta: &Value) -> Vec<Target> {
         let frames = Renderings::new(meta);
         let build = frame_of(method(event.kind), event.uri.as_deref());
-        let uri: Option<Arc<str>> = event.uri.as_deref().map(Arc::from);
-        // Under the shard locks only the targets are collected; they are marked and written
-        // after, in key order (see `write_all`), each stream once while its memory is hot.
-        let mut targets: Vec<(Arc<Subscription>, Arc<NotificationFrame>)> = Vec::new();
+        let mut targets: Vec<Target> = Vec::new();
         let mut collect = |scope: &Option<String>, index: &ScopeIndex| {
-            let subs = match (list_of(event.kind), &uri) {
+            let subs = match (list_of(event.kind), uri) {
                 (Some(list), _) => Some(&index.lists[list.index()]),
                 (None, Some(uri)) => index.uris.get(uri),
                 (None, None) => None,
@@ -335,12 +351,18 @@ impl ListenRouter {
             }
         }
         targets.sort_unstable_by_key(|(sub, _)| sub.key);
-        let marked = targets.len();
-        let write_now = !writes_in_parallel(marked);
+        targets
+    }
+
+    /// Offer each target its frame (an event of `kind`, about `uri` when it is a resource's)
+    /// and write the direct sockets among them, in order or in parallel by their number (see
+    /// `write_all`); returns how many offers replaced a frame still pending (coalesced).
+    fn mark_and_write(&self, kind: EventKind, uri: Option<&Arc<str>>, targets: Vec<Target>) -> u64 {
+        let write_now = !writes_in_parallel(targets.len());
         let mut coalesced = 0;
         let mut to_write = Vec::new();
         for (sub, frame) in targets {
-            let replaced = sub.mark(|p| match (list_of(event.kind), &uri) {
+            let replaced = sub.mark(|p| match (list_of(kind), uri) {
                 (Some(list), _) => p.offer_list(list, frame),
                 (None, Some(uri)) => p.offer_uri(uri.clone(), frame),
                 (None, None) => false,
@@ -356,12 +378,7 @@ impl ListenRouter {
             }
         }
         write_all(to_write, &self.inner.metrics);
-        self.inner.metrics.listen_fanout.observe(started.elapsed().as_secs_f64());
-        self.inner.metrics.events_delivered.inc();
-        let age_ms = mcp_fleet_bus::now_ms().saturating_sub(event.published_at_ms);
-        self.inner.metrics.event_age.observe(age_ms as f64 / 1000.0);
-        self.inner.metrics.coalesced.inc_by(coalesced);
-        marked
+        coalesced
     }
 
     /// Hand `frame` (a `notifications/tasks`) to the streams of `principal` that follow task

@@ -21,7 +21,7 @@ use futures_util::TryFutureExt as _;
 
 use super::mrtr::start_call;
 use super::{CallResult, MethodRequest, Prepared};
-use crate::catalog::{ToolCall, ToolFn, run_guarded};
+use crate::catalog::{ToolCall, ToolEntry, ToolFn, run_guarded};
 use crate::intercept::intercepted;
 use crate::metrics::Metrics;
 use crate::outcome::Outcome;
@@ -45,6 +45,8 @@ pub(crate) fn required_scopes(error: &RpcError) -> Option<Vec<&str>> {
     Some(scopes.iter().filter_map(Value::as_str).collect())
 }
 
+/// `tools/call`: the tool found and admitted ([`admit_call`]), its arguments checked against
+/// its input schema, and the call prepared — run here, or as a task.
 pub(super) fn prepare_call(req: &mut MethodRequest<'_>) -> Result<Prepared, RpcError> {
     let name = req.string_param("name")?;
     // Borrowed from the snapshot the request holds: the handler's future takes only what it
@@ -55,28 +57,7 @@ pub(super) fn prepare_call(req: &mut MethodRequest<'_>) -> Result<Prepared, RpcE
             RpcError::invalid_params(format!("Unknown tool: {name}")).with_data(serde_json::json!({"name": name}));
         return Err(err.in_band());
     };
-    if !entry.allows(req.ctx.principal.as_ref()) {
-        return Err(insufficient_scope(&entry.required_scopes));
-    }
-    // Step 11: declared capability requirements, before any stream opens (so 400 is possible).
-    if let Some(missing) = entry.required_capabilities.as_ref().and_then(|r| req.meta.missing_capabilities(r)) {
-        return Err(RpcError::missing_capability(missing));
-    }
-    super::task_tool::refuse_without_extension(req, entry.task_support)?;
-    // The arguments are read in place by every check below, and taken out of the request (not
-    // copied) for the handler once they are done.
-    let none = Value::Object(Map::new());
-    let arguments_value = match req.params.get("arguments") {
-        None | Some(Value::Null) => &none,
-        Some(arguments @ Value::Object(_)) => arguments,
-        Some(_) => return Err(RpcError::invalid_params("params.arguments must be an object").in_band()),
-    };
-    // Step 12: every x-mcp-header declaration must be mirrored faithfully (a 2026-07-28 rule;
-    // 2025-era clients send no such headers).
-    if !req.era2025 {
-        check_param_headers(req.headers, &entry.param_headers, arguments_value)?;
-    }
-
+    admit_call(req, entry)?;
     // Decided before `start_call`, which moves the envelope into the call context.
     let tasks = super::task_tool::for_tool(req, entry.task_support);
     let (ctx, notifications, finisher) = start_call(req, Method::ToolsCall, &name, &entry.revision)?;
@@ -107,6 +88,32 @@ pub(super) fn prepare_call(req: &mut MethodRequest<'_>) -> Result<Prepared, RpcE
         finisher.finish_tool_call(outcome)
     };
     Ok(Prepared::call_written(future, notifications))
+}
+
+/// The checks a known tool's call passes before any stream opens (so an HTTP status is still
+/// possible): the caller's scopes; step 11, the client capabilities it declares it needs; the
+/// tasks extension a task-only tool needs; `arguments` an object; and step 12, every
+/// `x-mcp-header` mirrored faithfully (a 2026-07-28 rule; 2025-era clients send no such
+/// headers). The arguments are read in place here, and taken out of the request (not copied)
+/// for the handler once these are done.
+fn admit_call(req: &MethodRequest<'_>, entry: &ToolEntry) -> Result<(), RpcError> {
+    if !entry.allows(req.ctx.principal.as_ref()) {
+        return Err(insufficient_scope(&entry.required_scopes));
+    }
+    if let Some(missing) = entry.required_capabilities.as_ref().and_then(|r| req.meta.missing_capabilities(r)) {
+        return Err(RpcError::missing_capability(missing));
+    }
+    super::task_tool::refuse_without_extension(req, entry.task_support)?;
+    let none = Value::Object(Map::new());
+    let arguments = match req.params.get("arguments") {
+        None | Some(Value::Null) => &none,
+        Some(arguments @ Value::Object(_)) => arguments,
+        Some(_) => return Err(RpcError::invalid_params("params.arguments must be an object").in_band()),
+    };
+    if !req.era2025 {
+        check_param_headers(req.headers, &entry.param_headers, arguments)?;
+    }
+    Ok(())
 }
 
 /// `run`, its complete results checked against the tool's `outputSchema` (itself when the tool
