@@ -11,6 +11,7 @@ pub(crate) mod direct;
 mod health;
 mod intake;
 pub(crate) mod keepalive;
+mod limits;
 pub(crate) mod monitor;
 mod pending;
 mod router;
@@ -26,7 +27,8 @@ pub(crate) use budget::Opener;
 pub(crate) use direct::DirectSocket;
 pub(crate) use health::BusHealth;
 pub(crate) use intake::{EventIntake, SessionEvents, TaskEvents};
-pub(crate) use router::{ListenLimits, ListenRouter};
+pub(crate) use limits::ListenLimits;
+pub(crate) use router::ListenRouter;
 pub(crate) use tenant::{Renderings, tenant_meta};
 
 #[cfg(test)]

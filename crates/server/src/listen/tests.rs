@@ -13,7 +13,8 @@ use mcp_fleet_protocol::{RequestId, SubscriptionFilter};
 use serde_json::{Value, json};
 
 use super::keepalive;
-use super::router::{ListenLimits, ListenRouter};
+use super::limits::ListenLimits;
+use super::router::ListenRouter;
 use super::stream::ListenBody;
 use crate::metrics::Metrics;
 
