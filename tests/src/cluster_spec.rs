@@ -71,7 +71,7 @@ pub async fn scoped_change_stays_in_its_tenant_and_global_reaches_all(broker: Br
         tenant_a.push(fleet.listen(i, Some("a"), json!({"toolsListChanged": true})).await);
         tenant_b.push(fleet.listen((i + 1) % NODES, Some("b"), json!({"toolsListChanged": true})).await);
     }
-    let scoped = fleet.nodes[1].handler.notify().scope("a").tools_changed().await.unwrap();
+    let scoped = fleet.nodes[1].handler.notify().tenant("a").tools_changed().await.unwrap();
     for s in &mut tenant_a {
         let msg = s.next_message().await.unwrap();
         assert_eq!(msg["params"]["_meta"][EVENT_META], json!({"seq": 1, "publishedAtMs": scoped.published_at_ms}));

@@ -462,8 +462,8 @@ async fn a_tenants_stream_ids_hide_the_bus_position_and_still_resume_on_another_
     assert_opaque(&last_event_id, &heard);
     drop(stream); // the connection breaks; the client remembers the id of what it heard
 
-    nodes[1].handler.notify().scope("globex").tools_changed().await.unwrap();
-    let missed = nodes[1].handler.notify().scope("acme").prompts_changed().await.unwrap();
+    nodes[1].handler.notify().tenant("globex").tools_changed().await.unwrap();
+    let missed = nodes[1].handler.notify().tenant("acme").prompts_changed().await.unwrap();
     let mut resumed = session.stream(&c[1], Some(&last_event_id)).await;
     let replayed = resumed.next_message().await.unwrap();
     assert_eq!(replayed["method"], "notifications/prompts/list_changed", "{replayed}");

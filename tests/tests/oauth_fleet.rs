@@ -130,7 +130,7 @@ async fn a_tenants_change_on_one_node_reaches_only_that_tenants_streams_on_every
     let mut tenant_a = vec![fleet.listen(0, &alice, "a0").await, fleet.listen(1, &alice, "a1").await];
     let mut tenant_b = vec![fleet.listen(0, &bob, "b0").await, fleet.listen(1, &bob, "b1").await];
 
-    let scoped = fleet.nodes[1].handler.notify().scope("a").tools_changed().await.unwrap();
+    let scoped = fleet.nodes[1].handler.notify().tenant("a").tools_changed().await.unwrap();
     for s in &mut tenant_a {
         let msg = s.next_message().await.unwrap();
         assert_eq!(msg["method"], "notifications/tools/list_changed");

@@ -40,7 +40,7 @@ async fn scoped_events_stay_in_their_tenant_and_global_events_reach_everyone() {
     let mut b = listen_as(&client, "b").await;
     a.next_message().await.unwrap();
     b.next_message().await.unwrap();
-    node.handler.notify().scope("a").tools_changed().await.unwrap();
+    node.handler.notify().tenant("a").tools_changed().await.unwrap();
     assert_eq!(a.next_message().await.unwrap()["method"], "notifications/tools/list_changed");
     b.expect_silence(Duration::from_millis(300)).await;
     node.handler.notify().tools_changed().await.unwrap();
@@ -59,9 +59,9 @@ async fn a_tenants_stream_counts_its_own_notifications_and_never_sees_the_bus_po
     let mut versions = Vec::new();
     for round in 0..3u64 {
         // Another tenant's changes in between: the bus's version moves on, a's count does not.
-        notify.scope("b").tools_changed().await.unwrap();
-        notify.scope("b").tools_changed().await.unwrap();
-        let notifier = if round == 1 { notify.clone() } else { notify.scope("a") };
+        notify.tenant("b").tools_changed().await.unwrap();
+        notify.tenant("b").tools_changed().await.unwrap();
+        let notifier = if round == 1 { notify.clone() } else { notify.tenant("a") };
         let event = notifier.tools_changed().await.unwrap();
         let msg = a.next_message().await.unwrap();
         let meta = &msg["params"]["_meta"][EVENT_META];

@@ -139,7 +139,7 @@ pub(crate) async fn forward(
 fn identity_headers(identity: &IdentityHeaders, caller: Option<&Principal>) -> Result<HeaderMap, String> {
     let mut headers = HeaderMap::new();
     let Some(caller) = caller else { return Ok(headers) };
-    let fields = [(&identity.subject, Some(caller.id.as_str())), (&identity.tenant, caller.scope.as_deref())];
+    let fields = [(&identity.subject, Some(caller.id.as_str())), (&identity.tenant, caller.tenant.as_deref())];
     for (name, value) in fields {
         if let (Some(name), Some(value)) = (name, value) {
             let value = HeaderValue::from_str(value)

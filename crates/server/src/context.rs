@@ -39,17 +39,19 @@ pub struct Principal {
     /// Who vouches for the identity (a bearer token's `iss`), if an issuer does: two issuers'
     /// subjects are different callers.
     pub issuer: Option<String>,
-    /// Tenant scope: its listen streams receive global events and events of this scope only.
-    pub scope: Option<String>,
+    /// The tenant the caller acts for (from a token claim, a header, whatever the
+    /// authenticator trusts): its listen streams receive global events and its tenant's events
+    /// only, its sessions and tasks are its own, and its limits are counted apart.
+    pub tenant: Option<String>,
     /// OAuth scopes granted to the caller (e.g. from a bearer token's `scope` claim); tools may
     /// require some of them.
     pub scopes: Vec<String>,
 }
 
 impl Principal {
-    /// A principal in a tenant scope, with no OAuth scopes.
-    pub fn new(id: impl Into<String>, scope: Option<String>) -> Self {
-        Principal { id: id.into(), issuer: None, scope, scopes: Vec::new() }
+    /// A principal acting for `tenant` (or for none), with no OAuth scopes.
+    pub fn new(id: impl Into<String>, tenant: Option<String>) -> Self {
+        Principal { id: id.into(), issuer: None, tenant, scopes: Vec::new() }
     }
 
     /// The same principal vouched for by `issuer`.
@@ -62,7 +64,7 @@ impl Principal {
     /// tenants' (or issuers') users with the same `sub` never share a budget.
     pub(crate) fn limit_key(&self) -> String {
         let field = |v: Option<&str>| v.map_or_else(|| "-".to_owned(), |v| format!("{}:{v}", v.len()));
-        format!("{}|{}|{}:{}", field(self.issuer.as_deref()), field(self.scope.as_deref()), self.id.len(), self.id)
+        format!("{}|{}|{}:{}", field(self.issuer.as_deref()), field(self.tenant.as_deref()), self.id.len(), self.id)
     }
 
     /// The same principal granted `scopes`.
@@ -143,7 +145,7 @@ impl CallContext {
     }
 
     /// The caller's tenant (its principal's scope), if it has one: scoped notifications
-    /// (`notify().scope(tenant)`) reach this caller's streams.
+    /// (`notify().tenant(tenant)`) reach this caller's streams.
     ///
     /// ```
     /// # fn demo(ctx: mcp_fleet_server::CallContext) {
@@ -151,7 +153,7 @@ impl CallContext {
     /// # }
     /// ```
     pub fn tenant(&self) -> Option<&str> {
-        self.principal.as_ref().and_then(|p| p.scope.as_deref())
+        self.principal.as_ref().and_then(|p| p.tenant.as_deref())
     }
 
     /// Resolves when this call will not be answered after all: the node begins its drain

@@ -90,7 +90,7 @@ async fn a_server_announces_through_one_handler_only() {
 #[tokio::test]
 async fn a_scoped_notifier_publishes_in_its_scope_only() {
     let handler = create_mcp_handler(McpServer::builder("s", "1").build(), HandlerOptions::default()).await.unwrap();
-    let tenant = handler.notify().scope("a");
+    let tenant = handler.notify().tenant("a");
     let event = tenant.publish(Change::list(EventKind::ToolsListChanged)).await.unwrap();
     assert_eq!(event.scope.as_deref(), Some("a"), "a change without a scope gets the notifier's");
     let other = tenant.publish(Change::list(EventKind::ToolsListChanged).in_scope("b")).await;

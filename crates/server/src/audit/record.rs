@@ -59,7 +59,7 @@ impl AuditPrincipal {
     pub(crate) fn of(principal: &Principal) -> Self {
         AuditPrincipal {
             issuer: principal.issuer.clone(),
-            tenant: principal.scope.clone(),
+            tenant: principal.tenant.clone(),
             subject: principal.id.clone(),
         }
     }

@@ -270,7 +270,7 @@ impl McpHandler {
         Some(TaskHandle::new(tasks, id.to_owned()))
     }
 
-    /// Publish change events (globally, or `.scope(tenant)`).
+    /// Publish change events (globally, or `.tenant(tenant)`).
     pub fn notify(&self) -> Notifier {
         self.shared.notifier.clone()
     }

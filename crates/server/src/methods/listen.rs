@@ -59,7 +59,7 @@ pub(super) fn open(req: &MethodRequest<'_>) -> Result<Prepared, RpcError> {
         }
         (None, None) => None,
     };
-    let scope = principal.and_then(|p| p.scope.clone());
+    let scope = principal.and_then(|p| p.tenant.clone());
     let tasks = filter.task_ids.clone();
     let owner = (scope, crate::tasks::binding(principal));
     let body = router.register(owner, filter, req.id.clone(), req.server.info().clone())?;

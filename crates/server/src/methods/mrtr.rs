@@ -22,7 +22,7 @@ use crate::request_state::{Refused, StateCodec};
 /// is refused for any other, on any replica holding the same key.
 fn binding(method: Method, target: &str, ctx: &CallContext, params: &Map<String, Value>) -> String {
     let who = ctx.principal.as_ref().map(|p| p.id.as_str()).unwrap_or("");
-    let tenant = ctx.principal.as_ref().and_then(|p| p.scope.as_deref()).unwrap_or("");
+    let tenant = ctx.principal.as_ref().and_then(|p| p.tenant.as_deref()).unwrap_or("");
     let mut out = Vec::with_capacity(128);
     for part in [method.as_str(), target, who, tenant] {
         out.extend_from_slice(part.as_bytes());

@@ -16,7 +16,7 @@ use crate::listen::EventIntake;
 use crate::metrics::Metrics;
 use crate::trace;
 
-/// Publishes change events, globally or for one tenant scope. Cheap to clone.
+/// Publishes change events, globally or for one tenant. Cheap to clone.
 ///
 /// ```
 /// use mcp_fleet_server::{create_mcp_handler, HandlerOptions, McpServer};
@@ -25,7 +25,7 @@ use crate::trace;
 /// let notify = handler.notify();
 /// let event = notify.resource_updated("file:///config.toml").await.unwrap();
 /// assert!(event.version > 0);
-/// notify.scope("tenant-a").tools_changed().await.unwrap(); // only tenant-a's streams hear this
+/// notify.tenant("tenant-a").tools_changed().await.unwrap(); // only tenant-a's streams hear this
 /// # });
 /// ```
 #[derive(Clone)]
@@ -49,10 +49,10 @@ impl Notifier {
         Notifier { core: Arc::new(core), scope: None }
     }
 
-    /// The same notifier restricted to one tenant: its events reach only listen streams whose
-    /// principal has this scope.
-    pub fn scope(&self, scope: impl Into<String>) -> Notifier {
-        Notifier { core: self.core.clone(), scope: Some(scope.into()) }
+    /// The same notifier restricted to one tenant: its events reach only the listen streams of
+    /// principals acting for `tenant` (the event's `scope` on the bus).
+    pub fn tenant(&self, tenant: impl Into<String>) -> Notifier {
+        Notifier { core: self.core.clone(), scope: Some(tenant.into()) }
     }
 
     /// `notifications/tools/list_changed` to every stream that asked for it.

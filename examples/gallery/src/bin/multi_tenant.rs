@@ -1,7 +1,7 @@
 //! One endpoint, a catalog per tenant. An authenticator turns the `x-tenant` header into a
 //! `Principal` whose `scope` is the tenant; the factory closure picks that tenant's
 //! `McpServer` per request; each tenant's catalog announces its changes in its own scope
-//! (`handler.notify().scope(tenant)`), so only that tenant's listen streams hear them.
+//! (`handler.notify().tenant(tenant)`), so only that tenant's listen streams hear them.
 //!
 //! `cargo run -p mcp-fleet-examples --bin multi_tenant`, then send `x-tenant: tenant-a` (or
 //! `tenant-b`) and call `add_tool` with `{"name": "report"}`: only tenant-a's catalog grows.
@@ -58,14 +58,14 @@ async fn main() -> mcp_fleet_examples::Result {
     let by_tenant = servers.clone();
     let factory = move |ctx: &RequestContext| {
         // The authenticator admitted only known tenants: every request has one of them.
-        let tenant = ctx.principal.as_ref().and_then(|p| p.scope.as_deref()).unwrap_or(TENANTS[0]);
+        let tenant = ctx.principal.as_ref().and_then(|p| p.tenant.as_deref()).unwrap_or(TENANTS[0]);
         by_tenant[tenant].clone()
     };
     let options = HandlerOptions::default().authenticator(tenant_from_header);
     let handler = create_mcp_handler(factory, options).await?;
     // A closure factory leaves announcing to us: each catalog announces in its tenant's scope.
     for (tenant, server) in servers.iter() {
-        server.publish_changes_to(handler.notify().scope(*tenant))?;
+        server.publish_changes_to(handler.notify().tenant(*tenant))?;
     }
     let (listener, _) = mcp_fleet_examples::bind(&mcp_fleet_examples::listen_addr()).await?;
     mcp_fleet_examples::serve(handler, listener).await

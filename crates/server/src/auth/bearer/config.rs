@@ -199,7 +199,7 @@ pub struct BearerConfig {
     pub algorithms: Vec<JwsAlgorithm>,
     /// Clock-skew allowance for `exp` and `nbf`. Default [`BearerConfig::DEFAULT_LEEWAY`].
     pub leeway: Duration,
-    /// The claim holding the tenant, mapped to `Principal::scope` (a top-level name, or a
+    /// The claim holding the tenant, mapped to `Principal::tenant` (a top-level name, or a
     /// dotted path such as `org.id`). When set, a token without it is refused. Default none.
     pub tenant_claim: Option<String>,
     /// Scopes every request needs; a token without all of them gets 403

@@ -330,7 +330,7 @@ impl McpHandler {
         let Some(id) = &session.id else { return Err(Box::new(not_allowed())) };
         let last_event_id = parts.headers.get("last-event-id").map(|v| v.to_str().unwrap_or(""));
         // The tenant is the caller's (which `session_of` checked is the session's own).
-        let scope = principal.and_then(|p| p.scope.clone());
+        let scope = principal.and_then(|p| p.tenant.clone());
         let streams = &self.shared.era2025.streams;
         match streams.open(id, scope, session.record.subscriptions, last_event_id) {
             Ok(body) => {
