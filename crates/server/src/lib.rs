@@ -107,8 +107,9 @@
 //! | 13 | `services` | what serving a request may use of its handler, as one narrow reference |
 //! | 14 | `methods` | the 2026-07-28 methods and their dispatch |
 //! | 15 | `era2025` | the 2025 era's state: sessions, the GET streams, relayed requests |
-//! | 16 | `endpoint` | `McpHandler`: building it, its shared state, its drain |
+//! | 16 | `shared` | what one handler's requests and background tasks share |
 //! | 17 | `http` | the hyper service, the accept loop, the HTTP/1.1 direct path, the 2025 era's requests |
+//! | 18 | `endpoint` | `McpHandler` and every public method on it: building it, serving it, its drain |
 
 pub mod audit;
 pub mod auth;
@@ -131,6 +132,7 @@ pub mod options;
 mod outcome;
 mod request_state;
 mod services;
+mod shared;
 mod shutdown;
 mod task_handle;
 pub mod tasks;

@@ -14,10 +14,7 @@ use std::sync::PoisonError;
 use std::time::Duration;
 
 use super::handler::McpHandler;
-
-/// How long after the deadline the serve loops still let cut calls' answers reach their
-/// clients before aborting the connections left.
-pub(crate) const ANSWER_GRACE: Duration = Duration::from_millis(500);
+use crate::shared::ANSWER_GRACE;
 
 impl McpHandler {
     /// Stop serving: refuse new listens, close every listen stream with its completion result,

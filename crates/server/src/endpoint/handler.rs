@@ -3,7 +3,8 @@
 //! outbox publisher, the listen tick, the tasks' loop. They stop when the handler shuts down or
 //! when the last clone of the handler is dropped.
 //!
-//! The handler is transport-glue-free state; `http` serves it with hyper and `shutdown` ends
+//! The handler wraps the state its requests share (`crate::shared`); the HTTP side answers
+//! with that state, `serving` exposes it (`serve`, `handle`, the `Service`s) and `drain` ends
 //! it gracefully.
 
 use std::sync::Arc;
@@ -28,41 +29,10 @@ use crate::notify::{Notifier, NotifierCore, Outbox};
 use crate::options::HandlerOptions;
 use crate::request_state::StateCodec;
 use crate::services::Services;
+use crate::shared::HandlerShared;
 use crate::shutdown::{CutNames, ShutdownTrigger};
 use crate::task_handle::TaskHandle;
 use crate::tasks::{TaskParts, TaskSignals, Tasks};
-
-/// Shared state of one handler: the [`Services`] every request may use (reached through
-/// `Deref`), and what only the endpoint and the 2025 era use beside them.
-pub(crate) struct HandlerShared {
-    pub(crate) services: Services,
-    pub(crate) factory: Box<dyn ServerFactory>,
-    pub(crate) bus: Arc<dyn ServerEventBus>,
-    pub(crate) notifier: Notifier,
-    pub(crate) fleet: Arc<FleetWatch>,
-    /// The door every change event goes through to this node's streams.
-    pub(crate) intake: Arc<EventIntake>,
-    /// The 2025 era: sessions in the fleet, GET streams, relayed answers.
-    pub(crate) era2025: Era2025State,
-    pub(crate) health: Arc<BusHealth>,
-    /// `Bearer resource_metadata="…"`, the prefix of this endpoint's challenges, when it is a
-    /// protected resource.
-    pub(crate) challenge_base: Option<String>,
-    /// Number of running serve loops; `shutdown()` waits for it to reach zero.
-    pub(crate) serving: watch::Sender<usize>,
-    /// The tasks whose last act must be done before `shutdown()` returns — the fleet's leave
-    /// and the outbox's final round — else they die with the runtime, and the others wait
-    /// for this node's membership to expire. Taken (once) by `shutdown()`.
-    pub(crate) farewells: std::sync::Mutex<Vec<tokio::task::JoinHandle<()>>>,
-}
-
-impl std::ops::Deref for HandlerShared {
-    type Target = Services;
-
-    fn deref(&self) -> &Services {
-        &self.services
-    }
-}
 
 /// An MCP endpoint: serve it with [`McpHandler::serve`] or call [`McpHandler::handle`] from
 /// your own hyper service. Cheap to clone.

@@ -2,10 +2,12 @@
 //! options (the handler's shared state and its background tasks), and its graceful drain.
 //!
 //! - `handler`: [`McpHandler`], [`create_mcp_handler`] and the state every request shares.
+//! - `serving`: [`McpHandler::serve`] and [`McpHandler::handle`] (the HTTP side, `crate::http`,
+//!   answers), the handler as a tower and hyper `Service`, and [`McpHandler::draining`].
 //! - `drain`: [`McpHandler::shutdown`], in the order a graceful stop needs.
 
 mod drain;
 mod handler;
+mod serving;
 
-pub(crate) use drain::ANSWER_GRACE;
 pub use handler::{McpHandler, create_mcp_handler};

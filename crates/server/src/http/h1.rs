@@ -30,7 +30,7 @@ use super::body::{EndlessBody, ResponseBody};
 use super::rewind::Rewind;
 use super::serve::serve_with_hyper;
 use crate::context::ClientAddr;
-use crate::endpoint::McpHandler;
+use crate::shared::HandlerShared;
 use mcp_fleet_protocol::Method as McpMethod;
 
 /// A first request head larger than this is left to hyper (which applies its own limits).
@@ -53,15 +53,15 @@ enum Opening {
 
 /// Serve one accepted connection of the MCP endpoint (see the module docs).
 pub(super) async fn serve_connection(
-    handler: McpHandler,
+    handler: Arc<HandlerShared>,
     builder: Arc<auto::Builder<TokioExecutor>>,
     mut stream: TcpStream,
     peer: SocketAddr,
     watcher: Watcher,
 ) {
-    let options = &handler.shared.options;
+    let options = &handler.options;
     let opening = if options.direct_http1_listen {
-        let mut stop = handler.shared.shutdown.subscribe();
+        let mut stop = handler.shutdown.subscribe();
         let read =
             tokio::time::timeout(options.request_read_timeout, read_opening(&mut stream, options.max_body_bytes));
         // Every future awaited here is boxed: a task is as large as the largest future its
@@ -111,7 +111,7 @@ pub(super) async fn serve_connection(
 
 /// Hand the connection to hyper (see [`serve_with_hyper`]).
 async fn serve_hyper(
-    handler: &McpHandler,
+    handler: &Arc<HandlerShared>,
     builder: &auto::Builder<TokioExecutor>,
     io: Rewind<TcpStream>,
     peer: SocketAddr,

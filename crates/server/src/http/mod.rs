@@ -1,10 +1,9 @@
 //! The HTTP side: the endpoint service (request → response), the response bodies, the
 //! DNS-rebinding guard, the accept loop (hyper, with HTTP/1.1 listen and GET streams taken out of
-//! it: `h1`, written by `listen::direct`), and the handler as a tower/hyper `Service` for embedding (`embed`).
+//! it: `h1`, written by `listen::direct`).
 
 mod body;
 mod call_body;
-mod embed;
 mod era2025;
 mod guard;
 mod h1;

@@ -21,26 +21,25 @@ use hyper_util::server::graceful::{GracefulShutdown, Watcher};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::task::JoinSet;
 
-use crate::endpoint::McpHandler;
 use crate::error::ServerError;
 use crate::options::HandlerOptions;
+use crate::shared::HandlerShared;
 
 /// How long to wait after a failed `accept` (e.g. out of file descriptors) before retrying.
 const ACCEPT_BACKOFF: Duration = Duration::from_millis(50);
 /// Default dead-peer timeout and request read timeout of [`serve_http`].
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
 
-impl McpHandler {
-    /// Serve the endpoint on `listener` until [`McpHandler::shutdown`] is called; then stop
-    /// accepting and drain open connections (listen streams end with their completion result)
-    /// within the shutdown deadline, aborting whatever is still open after it. Called after
-    /// `shutdown()`, it returns at once.
-    pub async fn serve(&self, listener: TcpListener) -> Result<(), ServerError> {
-        let options = &self.shared.options;
-        let mut stop = self.shared.shutdown.subscribe();
+impl HandlerShared {
+    /// Serve the endpoint on `listener` until the drain begins (what `McpHandler::serve`
+    /// does); then stop accepting and drain open connections within the shutdown deadline,
+    /// aborting whatever is still open after it.
+    pub(crate) async fn serve(self: &Arc<Self>, listener: TcpListener) -> Result<(), ServerError> {
+        let options = &self.options;
+        let mut stop = self.shutdown.subscribe();
         // Counted before the flag is read, so `shutdown()` either sees this loop and waits for
         // it, or this loop sees the flag and never serves.
-        self.shared.serving.send_modify(|n| *n += 1);
+        self.serving.send_modify(|n| *n += 1);
         if !stop.is_shutdown() {
             let (handler, builder) = (self.clone(), Arc::new(connection_builder(options)));
             // HTTP/1.1 listen streams leave hyper here; everything else is hyper's (`h1`).
@@ -51,10 +50,10 @@ impl McpHandler {
             // Calls still running at the deadline are answered with the drain error then
             // (`endpoint::drain`): their answers get a moment to leave before the abort.
             let tuning =
-                Tuning { deadline: options.shutdown_deadline + crate::endpoint::ANSWER_GRACE, ..Tuning::of(options) };
+                Tuning { deadline: options.shutdown_deadline + crate::shared::ANSWER_GRACE, ..Tuning::of(options) };
             accept_loop(listener, connect, tuning, stopped).await;
         }
-        self.shared.serving.send_modify(|n| *n -= 1);
+        self.serving.send_modify(|n| *n -= 1);
         Ok(())
     }
 }
@@ -123,7 +122,7 @@ pub(super) async fn serve_with_hyper<I, S, Fut, B>(
 }
 
 /// Resolves on Ctrl-C (SIGINT) or SIGTERM, whichever comes first: what a process waits for
-/// before calling [`McpHandler::shutdown`].
+/// before calling [`McpHandler::shutdown`](crate::McpHandler::shutdown).
 pub async fn shutdown_signal() {
     let ctrl_c = async {
         let _ = tokio::signal::ctrl_c().await;

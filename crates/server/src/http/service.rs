@@ -25,14 +25,13 @@ use super::response::{
 };
 use crate::auth::www_authenticate::insufficient_scope;
 use crate::context::RequestContext;
-use crate::endpoint::McpHandler;
 use crate::methods::{CallFuture, CallResult, MethodRequest, Prepared, prepare, required_scopes};
+use crate::shared::HandlerShared;
 use crate::trace;
 
-impl McpHandler {
-    /// Answer one HTTP request to the MCP endpoint. Use it from your own hyper or tower
-    /// service; [`McpHandler::serve`] uses it too.
-    pub async fn handle<B>(&self, req: Request<B>) -> Response<ResponseBody>
+impl HandlerShared {
+    /// Answer one HTTP request to the MCP endpoint (what `McpHandler::handle` does).
+    pub(crate) async fn handle<B>(self: &Arc<Self>, req: Request<B>) -> Response<ResponseBody>
     where
         B: Body<Data = Bytes>,
         B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
@@ -41,13 +40,13 @@ impl McpHandler {
         let span = trace::request_span(req.headers(), req.version());
         let (method, response) = self.answer(req, &span).await;
         trace::record_status(&span, response.status());
-        self.shared.metrics.record_request(method, response.status(), started.elapsed());
+        self.metrics.record_request(method, response.status(), started.elapsed());
         response
     }
 
     /// The response, and the method label it is counted under. `span` is entered only once the
     /// message is read: its parent may come from the message's `_meta`.
-    async fn answer<B>(&self, req: Request<B>, span: &Span) -> (&'static str, Response<ResponseBody>)
+    async fn answer<B>(self: &Arc<Self>, req: Request<B>, span: &Span) -> (&'static str, Response<ResponseBody>)
     where
         B: Body<Data = Bytes>,
         B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
@@ -73,7 +72,7 @@ impl McpHandler {
                 trace::record_error(span, &rej.error);
                 return (INVALID, error_response(rej.id.as_ref(), &rej.error));
             }
-            Ok(Validated::Legacy(body)) if self.shared.options.era2025.enabled => {
+            Ok(Validated::Legacy(body)) if self.options.era2025.enabled => {
                 let label = legacy_label(&body);
                 return (label, self.era2025(Arc::new(parts), principal, Some(body)).instrument(span.clone()).await);
             }
@@ -85,17 +84,21 @@ impl McpHandler {
             Ok(Validated::Request { id, message, meta }) => (id, message, meta),
         };
         trace::received(span, &parts.headers, &message, Some(&meta.protocol_version));
-        self.shared.metrics.record_modern_request();
+        self.metrics.record_modern_request();
         self.dispatch(parts, principal, (id, message, meta), span).await
     }
 
     /// The request's body, read within the size limit and the read timeout.
-    async fn read<B>(&self, parts: &http::request::Parts, body: B) -> Result<Bytes, Box<Response<ResponseBody>>>
+    async fn read<B>(
+        self: &Arc<Self>,
+        parts: &http::request::Parts,
+        body: B,
+    ) -> Result<Bytes, Box<Response<ResponseBody>>>
     where
         B: Body<Data = Bytes>,
         B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
     {
-        let opts = &self.shared.options;
+        let opts = &self.options;
         let read = read_body(body, opts.max_body_bytes, &parts.headers);
         match tokio::time::timeout(opts.request_read_timeout, read).await {
             Ok(read) => read,
@@ -106,7 +109,7 @@ impl McpHandler {
     /// Serve a validated 2026-07-28 request: reserve a listen stream's fleet-wide slot, build
     /// the request's context and server, and answer what the method prepares.
     async fn dispatch(
-        &self,
+        self: &Arc<Self>,
         mut parts: http::request::Parts,
         principal: Option<crate::context::Principal>,
         (id, message, meta): (
@@ -125,10 +128,10 @@ impl McpHandler {
             return (label, refusal);
         }
         let ctx = RequestContext { principal, parts: Arc::new(parts) };
-        let server = self.shared.factory.server(&ctx);
+        let server = self.factory.server(&ctx);
         let parts = ctx.parts.clone();
         let incoming = MethodRequest {
-            shared: &self.shared,
+            shared: self,
             catalog: server.snapshot(),
             server,
             ctx,
@@ -158,16 +161,16 @@ impl McpHandler {
     /// The principal's fleet-wide stream quota, reserved here, where the keyspace can be
     /// awaited; the slot travels with the request to the stream that holds it.
     async fn reserve_stream(
-        &self,
+        self: &Arc<Self>,
         parts: &mut http::request::Parts,
         principal: &crate::context::Principal,
         id: &RequestId,
     ) -> Result<(), Response<ResponseBody>> {
-        match self.shared.limits.reserve_stream(&principal.limit_key()).await {
+        match self.limits.reserve_stream(&principal.limit_key()).await {
             Ok(Some(slot)) => _ = parts.extensions.insert(crate::auth::ReservedStream::holding(slot)),
             Ok(None) => {}
             Err(reached) => {
-                let error = crate::auth::stream_quota_error(&self.shared.metrics, reached);
+                let error = crate::auth::stream_quota_error(&self.metrics, reached);
                 return Err(error_response(Some(id), &error));
             }
         }
@@ -177,10 +180,10 @@ impl McpHandler {
     /// Steps 0–2 before the body is read: path (unless an outer router owns it), Origin/Host, authentication, method,
     /// Content-Type. `Ok` carries the principal, if an authenticator produced one.
     async fn admit(
-        &self,
+        self: &Arc<Self>,
         parts: &http::request::Parts,
-    ) -> Result<Option<crate::Principal>, Box<Response<ResponseBody>>> {
-        let opts = &self.shared.options;
+    ) -> Result<Option<crate::context::Principal>, Box<Response<ResponseBody>>> {
+        let opts = &self.options;
         if opts.match_path && parts.uri.path() != opts.mcp_path {
             return Err(Box::new(plain(StatusCode::NOT_FOUND, "Not Found")));
         }
@@ -191,10 +194,10 @@ impl McpHandler {
             None => None,
             Some(authenticator) => Some(authenticator.authenticate(parts).await.map_err(|e| Box::new(refused(&e)))?),
         };
-        if self.shared.limits.counts_requests() {
+        if self.limits.counts_requests() {
             let key = crate::auth::LimitGate::key(principal.as_ref(), parts);
-            if let Err(wait) = self.shared.limits.check_request(&key, 1).await {
-                self.shared.metrics.rate_limited.inc();
+            if let Err(wait) = self.limits.check_request(&key, 1).await {
+                self.metrics.rate_limited.inc();
                 return Err(Box::new(rate_limited(wait)));
             }
         }
@@ -280,26 +283,26 @@ fn legacy_label(body: &serde_json::Value) -> &'static str {
 /// Method label of protected-resource metadata requests.
 const WELL_KNOWN: &str = "oauth-protected-resource";
 
-impl McpHandler {
+impl HandlerShared {
     /// A 2025-era request's answer, its future boxed: it is several times the size of the
     /// rest of [`McpHandler::handle`]'s, and every request's future (which hyper moves into
     /// place per request) would otherwise be that large too. Not inlined, so the future is
     /// built in this function's stack frame, not in that of every request's poll.
     #[inline(never)]
     fn era2025(
-        &self,
+        self: &Arc<Self>,
         parts: Arc<http::request::Parts>,
-        principal: Option<crate::Principal>,
+        principal: Option<crate::context::Principal>,
         body: Option<serde_json::Value>,
     ) -> futures_util::future::BoxFuture<'_, Response<ResponseBody>> {
         Box::pin(self.answer_legacy(parts, principal, body))
     }
 
     /// A method's error response; a tool's 403 carries its `insufficient_scope` challenge.
-    fn method_error(&self, id: &RequestId, error: &RpcError) -> Response<ResponseBody> {
+    fn method_error(self: &Arc<Self>, id: &RequestId, error: &RpcError) -> Response<ResponseBody> {
         let mut resp = error_response(Some(id), error);
         if let Some(scopes) = required_scopes(error) {
-            let challenge = insufficient_scope(self.shared.challenge_base.as_deref(), &scopes);
+            let challenge = insufficient_scope(self.challenge_base.as_deref(), &scopes);
             if let Ok(value) = HeaderValue::from_str(challenge.challenge()) {
                 resp.headers_mut().insert(header::WWW_AUTHENTICATE, value);
             }
@@ -309,8 +312,8 @@ impl McpHandler {
 
     /// The RFC 9728 document, when `parts` asks for it: served to anyone (no Origin check, no
     /// authentication — a client reads it to learn how to authenticate), GET only.
-    fn protected_resource_metadata(&self, parts: &http::request::Parts) -> Option<Response<ResponseBody>> {
-        let document = self.shared.options.protected_resource.as_ref()?.response_for(parts.uri.path())?;
+    fn protected_resource_metadata(self: &Arc<Self>, parts: &http::request::Parts) -> Option<Response<ResponseBody>> {
+        let document = self.options.protected_resource.as_ref()?.response_for(parts.uri.path())?;
         if parts.method != Method::GET && parts.method != Method::HEAD {
             let mut resp = plain(StatusCode::METHOD_NOT_ALLOWED, "Method Not Allowed");
             resp.headers_mut().insert(header::ALLOW, HeaderValue::from_static("GET, HEAD"));

@@ -39,7 +39,7 @@ pub(super) fn open(req: &MethodRequest<'_>) -> Result<Prepared, RpcError> {
         return Err(router.budget().refuse(ListenRefusal::BadTaskId, error));
     }
     let principal = req.ctx.principal.as_ref();
-    let key = principal.map(crate::Principal::limit_key);
+    let key = principal.map(crate::context::Principal::limit_key);
     let opener = match &key {
         Some(key) => Opener::Principal(key),
         None => Opener::Anonymous(req.ctx.parts.extensions.get::<ClientAddr>().map(|a| a.0.ip())),

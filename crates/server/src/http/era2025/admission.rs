@@ -19,17 +19,18 @@ use http::StatusCode;
 use mcp_fleet_bus::BusError;
 use mcp_fleet_protocol::{RequestId, RpcError};
 use serde_json::{Map, Value};
+use std::sync::Arc;
 
 use super::post::{Refusal, store_unreachable};
-use crate::McpHandler;
 use crate::context::{ClientAddr, Principal};
 use crate::era2025::session::{SessionLimit, SessionRecord, SessionStore, new_session_id};
 use crate::http::error_response;
+use crate::shared::HandlerShared;
 
-impl McpHandler {
+impl HandlerShared {
     /// Refuse an `initialize` whose `capabilities` and `clientInfo` are larger than the limit.
-    pub(super) fn check_client_params(&self, params: &Map<String, Value>) -> Result<(), RpcError> {
-        let limit = self.shared.options.era2025.max_capabilities_bytes;
+    pub(super) fn check_client_params(self: &Arc<Self>, params: &Map<String, Value>) -> Result<(), RpcError> {
+        let limit = self.options.era2025.max_capabilities_bytes;
         let bytes: usize = ["capabilities", "clientInfo"].iter().filter_map(|k| params.get(*k)).map(json_len).sum();
         if bytes > limit {
             return Err(RpcError::invalid_params(format!(
@@ -43,7 +44,7 @@ impl McpHandler {
     /// for it (the quota key noted in the record: the slot is renewed with it and given back
     /// when it ends); its id, or the refusal.
     pub(super) async fn open_session(
-        &self,
+        self: &Arc<Self>,
         store: &SessionStore,
         parts: &http::request::Parts,
         principal: Option<&Principal>,
@@ -77,14 +78,14 @@ impl McpHandler {
     /// The quota key new session `session` counts under, once its slot is taken; `Ok(Ok(None))`
     /// when no quota applies (an anonymous caller on loopback, or of unknown address).
     async fn take_session_slot(
-        &self,
+        self: &Arc<Self>,
         store: &SessionStore,
         parts: &http::request::Parts,
         principal: Option<&Principal>,
         session: &str,
     ) -> Result<Result<Option<String>, SessionLimit>, BusError> {
-        let legacy = &self.shared.options.era2025;
-        let loopback_exempt = self.shared.options.listen.budget.loopback_exempt;
+        let legacy = &self.options.era2025;
+        let loopback_exempt = self.options.listen.budget.loopback_exempt;
         let (key, limit, who) = match (principal, parts.extensions.get::<ClientAddr>()) {
             (Some(principal), _) => (principal.limit_key(), legacy.max_sessions_per_principal, "principal"),
             (None, Some(ClientAddr(addr))) if !(loopback_exempt && addr.ip().is_loopback()) => {
@@ -99,12 +100,12 @@ impl McpHandler {
     /// Refuse a subscription change naming a URI longer than the listen streams allow, or
     /// (`subscribe`) one more URI than a session may follow.
     pub(super) fn check_subscription(
-        &self,
+        self: &Arc<Self>,
         record: &SessionRecord,
         uri: &str,
         subscribe: bool,
     ) -> Result<(), RpcError> {
-        let options = &self.shared.options;
+        let options = &self.options;
         let longest = options.listen.budget.max_uri_bytes;
         if uri.len() > longest {
             let message = format!("params.uri is {} bytes long; the limit is {longest}", uri.len());

@@ -8,28 +8,29 @@
 
 use http::StatusCode;
 use mcp_fleet_protocol::RpcError;
+use std::sync::Arc;
 
-use crate::McpHandler;
 use crate::context::Principal;
 use crate::http::{error_response, rate_limited};
+use crate::shared::HandlerShared;
 
-impl McpHandler {
+impl HandlerShared {
     /// Admit a batch of `messages` from `principal`, or the refusal to answer: 413 with
     /// `-32600` past the size limit, 429 with `Retry-After` when its messages exceed what the
     /// rate limit has left.
     pub(super) async fn admit_batch(
-        &self,
+        self: &Arc<Self>,
         parts: &http::request::Parts,
         principal: Option<&Principal>,
         messages: usize,
     ) -> Result<(), super::post::Refusal> {
-        let limit = self.shared.options.era2025.max_batch_messages;
+        let limit = self.options.era2025.max_batch_messages;
         if messages > limit {
             let message = format!("A batch holds {messages} messages; the limit is {limit}");
             let error = RpcError::invalid_request(message).with_status(StatusCode::PAYLOAD_TOO_LARGE);
             return Err(Box::new(error_response(None, &error)));
         }
-        let limits = &self.shared.limits;
+        let limits = &self.limits;
         // The request itself was counted already (one message).
         let more = u32::try_from(messages.saturating_sub(1)).unwrap_or(u32::MAX);
         if more == 0 || !limits.counts_requests() {
@@ -37,7 +38,7 @@ impl McpHandler {
         }
         let key = crate::auth::LimitGate::key(principal, parts);
         limits.check_request(&key, more).await.map_err(|wait| {
-            self.shared.metrics.rate_limited.inc();
+            self.metrics.rate_limited.inc();
             Box::new(rate_limited(wait))
         })
     }

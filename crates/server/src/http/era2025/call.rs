@@ -11,6 +11,7 @@
 
 use std::convert::Infallible;
 use std::pin::Pin;
+use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use bytes::Bytes;
@@ -23,9 +24,9 @@ use tokio::sync::mpsc;
 use tokio::task::AbortHandle;
 
 use crate::context::{NotificationReceiver, RequestContext};
-use crate::endpoint::McpHandler;
 use crate::era2025::session::SessionRecord;
 use crate::methods::{CallFuture, CallResult, MethodRequest, Prepared, prepare};
+use crate::shared::HandlerShared;
 
 /// Most input rounds of one call: a handler that keeps asking is failed, not looped forever.
 const MAX_ROUNDS: usize = 16;
@@ -35,7 +36,7 @@ const OUT_QUEUE: usize = 64;
 
 /// One request of a session, to serve with the shared methods.
 pub(crate) struct SessionCall {
-    pub(crate) handler: McpHandler,
+    pub(crate) handler: Arc<HandlerShared>,
     /// The session id (`None`: served without a session).
     pub(crate) session: Option<String>,
     pub(crate) record: SessionRecord,
@@ -63,11 +64,11 @@ pub(crate) enum Answered {
 impl SessionCall {
     /// Serve the request through the shared 2026 methods with this session's envelope.
     fn prepare(&self, params: Map<String, Value>) -> Result<Prepared, RpcError> {
-        let server = self.handler.shared.factory.server(&self.ctx);
+        let server = self.handler.factory.server(&self.ctx);
         let parts = self.ctx.parts.clone();
         let meta = self.record.meta(&params);
         prepare(MethodRequest {
-            shared: &self.handler.shared,
+            shared: &self.handler,
             catalog: server.snapshot(),
             server,
             ctx: self.ctx.clone(),
@@ -105,7 +106,7 @@ impl SessionCall {
         };
         let (sse_ok, id) = (self.sse_ok, self.id.clone());
         let (tx, mut rx) = mpsc::channel(OUT_QUEUE);
-        let (calls, session) = (self.handler.shared.era2025.streams.calls().clone(), self.session.clone());
+        let (calls, session) = (self.handler.era2025.streams.calls().clone(), self.session.clone());
         let task = tokio::spawn(self.drive(future, notifications, tx));
         let registered = session.map(|s| calls.register(&s, &id, task.abort_handle()));
         match rx.recv().await {
@@ -178,7 +179,7 @@ impl SessionCall {
     /// Send every input request of an `input_required` result to the client as a
     /// server-to-client request on this stream, and wait for all the answers.
     async fn ask(&self, result: &Value, out: &mpsc::Sender<Out>) -> Result<Map<String, Value>, RpcError> {
-        let relay = self.handler.shared.era2025.relay.as_ref();
+        let relay = self.handler.era2025.relay.as_ref();
         let (Some(relay), Some(session), true) = (relay, &self.session, self.sse_ok) else {
             return Err(RpcError::internal(
                 "This handler needs input from the client, which this request cannot give \
@@ -198,7 +199,7 @@ impl SessionCall {
             if out.send(Out::Message(value_bytes(&message))).await.is_err() {
                 return Err(RpcError::internal("The client closed the call's stream"));
             }
-            self.handler.shared.metrics.era2025.server_requests.inc();
+            self.handler.metrics.era2025.server_requests.inc();
             waits.push(async move { (key, method, relay.wait(awaited).await) });
         }
         let mut answers = Map::new();

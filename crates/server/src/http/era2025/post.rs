@@ -24,12 +24,12 @@ use serde_json::{Map, Value, json};
 
 use super::call::{Answered, SessionCall};
 use crate::context::{Principal, RequestContext};
-use crate::endpoint::McpHandler;
 use crate::era2025::relay::Delivered;
 use crate::era2025::session::SessionRecord;
 use crate::era2025::stream::StreamRefused;
 use crate::http::{ResponseBody, accepts_sse, error_response, http_error, json_response, sse_response, status_only};
 use crate::metrics::VersionLabel;
+use crate::shared::HandlerShared;
 
 /// A refusal answered before any request is served.
 pub(super) type Refusal = Box<Response<ResponseBody>>;
@@ -40,10 +40,10 @@ struct Session {
     record: SessionRecord,
 }
 
-impl McpHandler {
+impl HandlerShared {
     /// Answer a 2025-era request: `body` is the parsed POST body (`None` for GET and DELETE).
     pub(crate) async fn answer_legacy(
-        &self,
+        self: &Arc<Self>,
         parts: Arc<http::request::Parts>,
         principal: Option<Principal>,
         body: Option<Value>,
@@ -58,7 +58,7 @@ impl McpHandler {
     }
 
     async fn legacy_post(
-        &self,
+        self: &Arc<Self>,
         parts: Arc<http::request::Parts>,
         principal: Option<Principal>,
         body: Value,
@@ -121,7 +121,7 @@ impl McpHandler {
     /// `initialize`: negotiate the version, open the session in the fleet (unless stateless),
     /// and answer with its id in `Mcp-Session-Id`.
     async fn initialize(
-        &self,
+        self: &Arc<Self>,
         parts: &http::request::Parts,
         principal: Option<&Principal>,
         body: Value,
@@ -140,18 +140,18 @@ impl McpHandler {
         self.check_client_params(&params).map_err(|error| Box::new(error_response(Some(&id), &error)))?;
         let version = negotiate(requested);
         let mut record = SessionRecord::new(version, &params, principal);
-        let session_id = match &self.shared.era2025.sessions {
+        let session_id = match &self.era2025.sessions {
             Some(store) => Some(self.open_session(store, parts, principal, &mut record, &id).await?),
             None => None,
         };
-        self.shared.metrics.era2025.sessions_created.inc();
+        self.metrics.era2025.sessions_created.inc();
         self.count_version(version);
         let ctx = RequestContext { principal: principal.cloned(), parts: Arc::new(parts.clone()) };
-        let server = self.shared.factory.server(&ctx);
+        let server = self.factory.server(&ctx);
         let mut capabilities = crate::methods::discover::capabilities(&server.snapshot());
         // SEP-2133 negotiates extensions in `initialize`; the tasks extension is 2026-07-28's
         // only (see `crate::extensions`).
-        let handlers = self.shared.extensions.without(mcp_fleet_protocol::tasks::TASKS_EXTENSION);
+        let handlers = self.extensions.without(mcp_fleet_protocol::tasks::TASKS_EXTENSION);
         if let Some(extensions) =
             server.extensions().without(mcp_fleet_protocol::tasks::TASKS_EXTENSION).wire(&handlers)
         {
@@ -176,7 +176,7 @@ impl McpHandler {
 
     /// Serve one request of `session`.
     async fn legacy_request(
-        &self,
+        self: &Arc<Self>,
         session: &Session,
         ctx: RequestContext,
         id: RequestId,
@@ -215,7 +215,7 @@ impl McpHandler {
     }
 
     /// `logging/setLevel`: the session's level for every later call's log messages.
-    async fn set_level(&self, session: &Session, params: &Map<String, Value>) -> Result<Value, RpcError> {
+    async fn set_level(self: &Arc<Self>, session: &Session, params: &Map<String, Value>) -> Result<Value, RpcError> {
         let level = params
             .get("level")
             .and_then(Value::as_str)
@@ -229,7 +229,7 @@ impl McpHandler {
     /// `resources/subscribe` / `unsubscribe`: change the session's record, then tell the fleet
     /// (the session's GET stream may be open on any replica).
     async fn subscription(
-        &self,
+        self: &Arc<Self>,
         session: &Session,
         params: &Map<String, Value>,
         op: SessionOp,
@@ -244,7 +244,7 @@ impl McpHandler {
         };
         let subscribe = op == SessionOp::Subscribe;
         self.check_subscription(&session.record, &uri, subscribe)?;
-        let most = self.shared.options.era2025.max_subscriptions_per_session;
+        let most = self.options.era2025.max_subscriptions_per_session;
         self.update_session(session, |r| {
             // The limit again, on the record being written: a subscribe racing another on
             // another replica cannot take the session past it.
@@ -261,17 +261,21 @@ impl McpHandler {
 
     /// Deliver a session change to this node's streams now, then publish it to the fleet (the
     /// bus's copy is dropped here as a duplicate).
-    async fn publish_session(&self, change: Change) -> Result<(), RpcError> {
-        let event = EventEnvelope::new(change, self.shared.bus.node_id());
-        self.shared.intake.deliver_local(&event);
-        self.shared.bus.publish_event(event).await.map(|_| ()).map_err(|e| {
-            self.shared.metrics.publish_failures.inc();
+    async fn publish_session(self: &Arc<Self>, change: Change) -> Result<(), RpcError> {
+        let event = EventEnvelope::new(change, self.bus.node_id());
+        self.intake.deliver_local(&event);
+        self.bus.publish_event(event).await.map(|_| ()).map_err(|e| {
+            self.metrics.publish_failures.inc();
             RpcError::internal(format!("The change was saved but could not be announced to the fleet: {e}"))
         })
     }
 
-    async fn update_session(&self, session: &Session, change: impl Fn(&mut SessionRecord)) -> Result<(), RpcError> {
-        let (Some(store), Some(id)) = (&self.shared.era2025.sessions, &session.id) else { return Ok(()) };
+    async fn update_session(
+        self: &Arc<Self>,
+        session: &Session,
+        change: impl Fn(&mut SessionRecord),
+    ) -> Result<(), RpcError> {
+        let (Some(store), Some(id)) = (&self.era2025.sessions, &session.id) else { return Ok(()) };
         match store.update(id, change).await {
             Ok(Some(_)) => Ok(()),
             Ok(None) => Err(RpcError::invalid_request("The session ended")),
@@ -280,12 +284,12 @@ impl McpHandler {
     }
 
     /// `notifications/cancelled`: stop the session's call, here or on the node running it.
-    async fn cancel(&self, session: &Session, params: &Map<String, Value>) {
+    async fn cancel(self: &Arc<Self>, session: &Session, params: &Map<String, Value>) {
         let Some(session) = &session.id else { return };
         let Some(id) = params.get("requestId").and_then(|v| serde_json::from_value::<RequestId>(v.clone()).ok()) else {
             return;
         };
-        if self.shared.era2025.streams.calls().cancel(session, &id.to_json()) {
+        if self.era2025.streams.calls().cancel(session, &id.to_json()) {
             return;
         }
         let change = Change::session(session.clone(), SessionOp::Cancel, Some(id.to_json()));
@@ -296,12 +300,12 @@ impl McpHandler {
 
     /// The client's answer to one of our requests.
     async fn relay_answer(
-        &self,
+        self: &Arc<Self>,
         session: &Session,
         id: &RequestId,
         outcome: Result<Value, Value>,
     ) -> Result<(), String> {
-        let (Some(relay), Some(session)) = (&self.shared.era2025.relay, &session.id) else {
+        let (Some(relay), Some(session)) = (&self.era2025.relay, &session.id) else {
             return Err("This endpoint sent no request to answer (it serves no sessions)".into());
         };
         if relay.answer(session, id, outcome).await.map_err(|e| e.to_string())? == Delivered::Stored {
@@ -317,11 +321,11 @@ impl McpHandler {
 
     /// `GET`: the session's stream of change notifications.
     async fn legacy_get(
-        &self,
+        self: &Arc<Self>,
         parts: &http::request::Parts,
         principal: Option<&Principal>,
     ) -> Result<Response<ResponseBody>, Refusal> {
-        let Some(store) = &self.shared.era2025.sessions else { return Err(Box::new(not_allowed())) };
+        let Some(store) = &self.era2025.sessions else { return Err(Box::new(not_allowed())) };
         if !accepts_sse(parts.headers.get(header::ACCEPT)) {
             return Err(Box::new(http_error(StatusCode::NOT_ACCEPTABLE, "Accept must allow text/event-stream")));
         }
@@ -331,7 +335,7 @@ impl McpHandler {
         let last_event_id = parts.headers.get("last-event-id").map(|v| v.to_str().unwrap_or(""));
         // The tenant is the caller's (which `session_of` checked is the session's own).
         let scope = principal.and_then(|p| p.tenant.clone());
-        let streams = &self.shared.era2025.streams;
+        let streams = &self.era2025.streams;
         match streams.open(id, scope, session.record.subscriptions, last_event_id) {
             Ok(body) => {
                 // The record was read before the stream was registered: a subscription made
@@ -357,11 +361,11 @@ impl McpHandler {
 
     /// `DELETE`: end the session on every replica.
     async fn legacy_delete(
-        &self,
+        self: &Arc<Self>,
         parts: &http::request::Parts,
         principal: Option<&Principal>,
     ) -> Result<Response<ResponseBody>, Refusal> {
-        let Some(store) = &self.shared.era2025.sessions else { return Err(Box::new(not_allowed())) };
+        let Some(store) = &self.era2025.sessions else { return Err(Box::new(not_allowed())) };
         let version = request_version(parts)?;
         let session = self.session_of(parts, principal, version).await?;
         let Some(id) = session.id.clone() else { return Err(Box::new(not_allowed())) };
@@ -371,7 +375,7 @@ impl McpHandler {
         {
             tracing::warn!(error = %e, "a session slot was not given back; it lapses at its expiry");
         }
-        self.shared.metrics.era2025.sessions_ended.inc();
+        self.metrics.era2025.sessions_ended.inc();
         if let Err(e) = self.publish_session(Change::session(id, SessionOp::End, None)).await {
             // The record is gone (404 everywhere); only an open stream elsewhere lingers until
             // its next renewal finds the session gone.
@@ -383,12 +387,12 @@ impl McpHandler {
     /// The session named by `Mcp-Session-Id`, or the refusal: 400 without one, 404 unknown,
     /// ended or another principal's, 503 when the store is unreachable.
     async fn session_of(
-        &self,
+        self: &Arc<Self>,
         parts: &http::request::Parts,
         principal: Option<&Principal>,
         header_version: &str,
     ) -> Result<Session, Refusal> {
-        let Some(store) = &self.shared.era2025.sessions else {
+        let Some(store) = &self.era2025.sessions else {
             return Ok(Session { id: None, record: SessionRecord::stateless(header_version, principal) });
         };
         let Some(raw) = parts.headers.get(SESSION_HEADER) else {
@@ -402,7 +406,7 @@ impl McpHandler {
         match record.filter(|record| record.belongs_to(principal)) {
             Some(record) => Ok(Session { id: Some(id), record }),
             None => {
-                self.shared.metrics.era2025.sessions_not_found.inc();
+                self.metrics.era2025.sessions_not_found.inc();
                 Err(Box::new(http_error(
                     StatusCode::NOT_FOUND,
                     "Session not found: it ended or expired; send initialize to start a new one",
@@ -411,9 +415,9 @@ impl McpHandler {
         }
     }
 
-    fn count_version(&self, version: &str) {
+    fn count_version(self: &Arc<Self>, version: &str) {
         let version = LEGACY_VERSIONS.iter().find(|v| **v == version).copied().unwrap_or("other");
-        self.shared.metrics.era2025.requests.get_or_create(&VersionLabel { version }).inc();
+        self.metrics.era2025.requests.get_or_create(&VersionLabel { version }).inc();
     }
 }
 

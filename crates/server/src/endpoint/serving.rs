@@ -1,8 +1,9 @@
-//! The handler as a service other servers can mount: a `tower::Service` (axum's `Router`
-//! takes it with `route_service`, any tower stack can wrap it) and a hyper `Service` (for a
-//! hand-written hyper server), both answering with [`McpHandler::handle`]; and
-//! [`McpHandler::draining`], the future to give the embedding server's graceful shutdown so
-//! it drains when the handler does. [`McpHandler::serve`] stays the one-liner.
+//! Serving the handler: [`McpHandler::serve`], the one-liner, and [`McpHandler::handle`], one
+//! request from any server — both answered by the HTTP side (`crate::http`); the handler as a
+//! service other servers can mount: a `tower::Service` (axum's `Router` takes it with
+//! `route_service`, any tower stack can wrap it) and a hyper `Service` (for a hand-written
+//! hyper server); and [`McpHandler::draining`], the future to give the embedding server's
+//! graceful shutdown so it drains when the handler does.
 //!
 //! The service never fails (`Infallible`): every problem is an HTTP or JSON-RPC error
 //! response. It is always ready: backpressure is the handler's own limits (per-principal
@@ -16,8 +17,11 @@ use futures_util::future::BoxFuture;
 use http::{Request, Response};
 use http_body::Body;
 
-use super::body::ResponseBody;
-use crate::endpoint::McpHandler;
+use tokio::net::TcpListener;
+
+use super::handler::McpHandler;
+use crate::error::ServerError;
+use crate::http::ResponseBody;
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
@@ -62,6 +66,24 @@ where
 }
 
 impl McpHandler {
+    /// Serve the endpoint on `listener` until [`McpHandler::shutdown`] is called; then stop
+    /// accepting and drain open connections (listen streams end with their completion result)
+    /// within the shutdown deadline, aborting whatever is still open after it. Called after
+    /// `shutdown()`, it returns at once.
+    pub async fn serve(&self, listener: TcpListener) -> Result<(), ServerError> {
+        self.shared.serve(listener).await
+    }
+
+    /// Answer one HTTP request to the MCP endpoint. Use it from your own hyper or tower
+    /// service; [`McpHandler::serve`] uses it too.
+    pub async fn handle<B>(&self, req: Request<B>) -> Response<ResponseBody>
+    where
+        B: Body<Data = Bytes>,
+        B::Error: Into<BoxError>,
+    {
+        self.shared.handle(req).await
+    }
+
     /// Resolves once [`McpHandler::shutdown`] has begun — listen streams are closing with their
     /// completion result, new listens are refused. Give it to the server the handler is
     /// mounted in (axum's `with_graceful_shutdown`, hyper-util's `GracefulShutdown`), so that
