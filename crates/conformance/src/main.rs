@@ -53,14 +53,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let listener = tokio::net::TcpListener::bind(args.listen).await?;
     tracing::info!(url = %format!("http://{}/mcp", listener.local_addr()?), "serving the conformance fixtures");
 
-    let serving = tokio::spawn({
-        let handler = handler.clone();
-        async move { handler.serve(listener).await }
-    });
-    mcp_fleet_server::shutdown_signal().await;
-    tracing::info!("shutting down");
-    handler.shutdown().await;
-    serving.await??;
+    handler.serve_until(listener, mcp_fleet_server::shutdown_signal()).await?;
+    tracing::info!("drained");
     Ok(())
 }
 

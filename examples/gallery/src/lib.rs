@@ -44,12 +44,7 @@ pub async fn bind(addr: &str) -> Result<(TcpListener, String)> {
 /// Serve `handler` on `listener` until SIGINT or SIGTERM; then drain (listen streams end with
 /// their completion result) and return.
 pub async fn serve(handler: McpHandler, listener: TcpListener) -> Result {
-    let stopper = handler.clone();
-    tokio::spawn(async move {
-        shutdown_signal().await;
-        stopper.shutdown().await;
-    });
-    Ok(handler.serve(listener).await?)
+    Ok(handler.serve_until(listener, shutdown_signal()).await?)
 }
 
 /// Log to stderr, filtered by `RUST_LOG` (default `info`); stdout keeps the one line a test

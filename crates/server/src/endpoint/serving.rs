@@ -1,4 +1,5 @@
-//! Serving the handler: [`McpHandler::serve`], the one-liner, and [`McpHandler::handle`], one
+//! Serving the handler: [`McpHandler::serve_until`], the one-liner (serve until a signal, then
+//! drain), [`McpHandler::serve`] and [`McpHandler::handle`], one
 //! request from any server — both answered by the HTTP side (`crate::http`); the handler as a
 //! service other servers can mount: a `tower::Service` (axum's `Router` takes it with
 //! `route_service`, any tower stack can wrap it) and a hyper `Service` (for a hand-written
@@ -74,6 +75,31 @@ impl McpHandler {
         self.shared.serve(listener).await
     }
 
+    /// Serve the endpoint on `listener` until `stop` resolves — give it
+    /// [`shutdown_signal`](crate::shutdown_signal) for SIGINT and SIGTERM — then drain as
+    /// [`McpHandler::shutdown`] does, and return once the serve loop has ended. If something
+    /// else calls `shutdown()` first, it returns when that drain has ended the loop.
+    ///
+    /// ```no_run
+    /// use mcp_fleet_server::{create_mcp_handler, shutdown_signal, HandlerOptions, McpServer};
+    /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+    /// let handler = create_mcp_handler(McpServer::builder("demo", "1.0.0").build(), HandlerOptions::default()).await?;
+    /// let listener = tokio::net::TcpListener::bind("127.0.0.1:8080").await?;
+    /// handler.serve_until(listener, shutdown_signal()).await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn serve_until(&self, listener: TcpListener, stop: impl Future<Output = ()>) -> Result<(), ServerError> {
+        let serving = self.serve(listener);
+        tokio::pin!(serving);
+        tokio::select! {
+            result = &mut serving => return result,
+            () = stop => {}
+        }
+        // Polled together: the drain waits for the serve loop, which is what drains.
+        let (result, ()) = tokio::join!(serving, self.shutdown());
+        result
+    }
+
     /// Answer one HTTP request to the MCP endpoint. Use it from your own hyper or tower
     /// service; [`McpHandler::serve`] uses it too.
     pub async fn handle<B>(&self, req: Request<B>) -> Response<ResponseBody>
@@ -129,5 +155,33 @@ mod tests {
         assert!(!draining.is_finished(), "not before shutdown");
         handler.shutdown().await;
         draining.await.expect("resolves once shutdown began");
+    }
+
+    #[tokio::test]
+    async fn serve_until_serves_then_drains_when_told_to_stop() {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let handler = create_mcp_handler(McpServer::builder("until", "1").build(), HandlerOptions::default())
+            .await
+            .expect("handler");
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let addr = listener.local_addr().expect("addr");
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let serving = tokio::spawn({
+            let handler = handler.clone();
+            async move { handler.serve_until(listener, async { stopped.await.unwrap_or(()) }).await }
+        });
+        // Served: a GET without a session is answered (405 or 400), not refused at the socket.
+        let mut socket = tokio::net::TcpStream::connect(addr).await.expect("connect while serving");
+        socket.write_all(b"GET /mcp HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n").await.expect("write");
+        let mut reply = Vec::new();
+        socket.read_to_end(&mut reply).await.expect("read");
+        assert!(reply.starts_with(b"HTTP/1.1 4"), "{}", String::from_utf8_lossy(&reply));
+        assert!(!handler.is_draining());
+
+        stop.send(()).expect("still serving");
+        let done = tokio::time::timeout(std::time::Duration::from_secs(10), serving).await;
+        done.expect("returns once drained").expect("task").expect("served without error");
+        assert!(handler.is_draining(), "stopping drained the handler");
+        assert!(tokio::net::TcpStream::connect(addr).await.is_err(), "the listener is closed");
     }
 }

@@ -47,11 +47,6 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let addr = std::env::args().nth(1).or_else(|| std::env::var("LISTEN").ok());
     let listener = tokio::net::TcpListener::bind(addr.as_deref().unwrap_or("127.0.0.1:8080")).await?;
     println!("listening on http://{}/mcp", listener.local_addr()?);
-    let serving = tokio::spawn({
-        let handler = handler.clone();
-        async move { handler.serve(listener).await }
-    });
-    shutdown_signal().await;
-    handler.shutdown().await; // listen streams get their completion result, then the drain
-    Ok(serving.await??)
+    // Until SIGINT or SIGTERM; then listen streams get their completion result, and the drain.
+    Ok(handler.serve_until(listener, shutdown_signal()).await?)
 }
