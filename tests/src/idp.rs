@@ -10,13 +10,13 @@
 //!
 //! ```no_run
 //! # async fn run() {
+//! use mcp_fleet_oauth::BearerAuthenticator;
 //! use mcp_fleet_server::HandlerOptions;
-//! use mcp_fleet_server::auth::BearerAuthenticator;
 //! use mcp_fleet_tests::idp::Idp;
 //! let idp = Idp::start().await;
 //! let audience = "http://127.0.0.1:8080/mcp";
 //! let bearer = BearerAuthenticator::new(idp.bearer_config(audience)).unwrap();
-//! let options = HandlerOptions::default().bearer_auth(bearer).unwrap();
+//! let options = bearer.install(HandlerOptions::default()).unwrap();
 //! let token = idp.token(&idp.claims(audience, "alice", "mcp:use", Some("acme")));
 //! // send it as `Authorization: Bearer {token}`
 //! # let _ = (options, token); }
@@ -38,7 +38,7 @@ use hyper::service::service_fn;
 use hyper_util::rt::TokioIo;
 use jsonwebtoken::jwk::Jwk;
 use jsonwebtoken::{Algorithm, EncodingKey, Header};
-use mcp_fleet_server::auth::BearerConfig;
+use mcp_fleet_oauth::BearerConfig;
 use serde_json::{Value, json};
 
 /// Where the JWKS is served.

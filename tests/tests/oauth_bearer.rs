@@ -10,8 +10,9 @@ use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use http::{Request, StatusCode};
 use jsonwebtoken::{Algorithm, EncodingKey, Header};
+use mcp_fleet_oauth::{BearerAuthenticator, BearerConfig};
 use mcp_fleet_server::Principal;
-use mcp_fleet_server::auth::{AuthError, Authenticator, BearerAuthenticator, BearerConfig};
+use mcp_fleet_server::auth::{AuthError, Authenticator};
 use mcp_fleet_tests::idp::{EC_KID, Idp, JWKS_PATH, METADATA_PATH, RSA_KID, SigningKey, ec_key, forge, now, rsa_key};
 use serde_json::{Value, json};
 

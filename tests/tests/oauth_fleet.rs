@@ -12,7 +12,8 @@ use std::sync::Arc;
 
 use http::StatusCode;
 use mcp_fleet_bus_redis::{RedisBus, RedisBusOptions};
-use mcp_fleet_server::auth::{BearerAuthenticator, Rate};
+use mcp_fleet_oauth::BearerAuthenticator;
+use mcp_fleet_server::auth::Rate;
 use mcp_fleet_server::types::{CallToolResult, Tool};
 use mcp_fleet_server::{HandlerOptions, InputRequired, McpServer, Outcome, RpcError};
 use mcp_fleet_tests::cluster::{Broker, EVENT_META, broker_or_skip, unique_name};
@@ -34,7 +35,7 @@ struct OauthFleet {
 }
 
 impl OauthFleet {
-    /// Start the fleet, each node serving [`server`] with `bearer_auth` (tenant from
+    /// Start the fleet, each node serving [`server`] behind a bearer authenticator (tenant from
     /// [`TENANT_CLAIM`]), the shared state key, and `tune` applied; `None` when Redis is down.
     async fn start(tune: impl Fn(HandlerOptions) -> HandlerOptions) -> Option<OauthFleet> {
         let url = broker_or_skip(Broker::Redis).await?;
@@ -47,12 +48,9 @@ impl OauthFleet {
             let bus = RedisBus::connect(bus_options).await.unwrap();
             let mut config = idp.bearer_config(AUDIENCE);
             config.tenant_claim = Some(TENANT_CLAIM.into());
-            let options = HandlerOptions::default()
-                .node_id(node_id)
-                .bus(Arc::new(bus.clone()))
-                .request_state_key(STATE_KEY)
-                .bearer_auth(BearerAuthenticator::new(config).unwrap())
-                .unwrap();
+            let options =
+                HandlerOptions::default().node_id(node_id).bus(Arc::new(bus.clone())).request_state_key(STATE_KEY);
+            let options = BearerAuthenticator::new(config).unwrap().install(options).unwrap();
             nodes.push(TestNode::start(server(), tune(options)).await);
             buses.push(bus);
         }

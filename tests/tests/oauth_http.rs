@@ -1,14 +1,15 @@
-//! A node as an OAuth resource server, over HTTP: `bearer_auth` against the test identity
-//! provider, the audience being the node's real URL. Every refusal has its exact status,
-//! `WWW-Authenticate` challenge and JSON-RPC body; a client can walk the discovery chain from
-//! a 401 to the issuer's keys; a rotated-in key is fetched and accepted; a tool requiring a
-//! scope is hidden from and refused to tokens without it; the JWKS fetches are counted.
+//! A node as an OAuth resource server, over HTTP: `BearerAuthenticator::install` against the
+//! test identity provider, the audience being the node's real URL. Every refusal has its exact
+//! status, `WWW-Authenticate` challenge and JSON-RPC body; a client can walk the discovery
+//! chain from a 401 to the issuer's keys; a rotated-in key is fetched and accepted; a tool
+//! requiring a scope is hidden from and refused to tokens without it; the JWKS fetches are
+//! counted.
 
 use std::time::Duration;
 
 use http::StatusCode;
 use jsonwebtoken::{Algorithm, EncodingKey, Header};
-use mcp_fleet_server::auth::{BearerAuthenticator, BearerConfig, TokenTypeCheck};
+use mcp_fleet_oauth::{BearerAuthenticator, BearerConfig, TokenTypeCheck};
 use mcp_fleet_server::types::{CacheHint, CacheScope, CallToolResult, Tool};
 use mcp_fleet_server::{HandlerOptions, McpServer, catalog::CachePolicy, create_mcp_handler};
 use mcp_fleet_tests::idp::{
@@ -39,7 +40,7 @@ impl Protected {
         let mut config = idp.bearer_config(&audience);
         config.required_scopes = vec![USE.into()];
         tune(&mut config);
-        let options = HandlerOptions::default().bearer_auth(BearerAuthenticator::new(config).unwrap()).unwrap();
+        let options = BearerAuthenticator::new(config).unwrap().install(HandlerOptions::default()).unwrap();
         let node = TestNode::serve_on(listener, create_mcp_handler(server().await, options).await.unwrap());
         let client = McpClient::new(node.url());
         Protected { idp, node, client, audience }

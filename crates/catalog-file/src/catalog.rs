@@ -94,7 +94,7 @@ impl std::fmt::Debug for HttpTarget {
 pub(crate) struct IdentityHeaders {
     /// The principal's subject (`Principal::id`).
     pub(crate) subject: Option<HeaderName>,
-    /// The principal's tenant (`Principal::scope`).
+    /// The principal's tenant (`Principal::tenant`).
     pub(crate) tenant: Option<HeaderName>,
 }
 

@@ -4,8 +4,8 @@
 //! MRTR `requestState` key (`--request-state-key-file`), checked together at start and applied
 //! to the handler's options.
 //!
-//! Verifying tokens, serving the RFC 9728 document, the 401/403/429 answers and the limits
-//! themselves belong to the server crate; this module only refuses inconsistent flags before
+//! Verifying tokens belongs to the oauth crate; serving the RFC 9728 document, the 401/403/429
+//! answers and the limits themselves to the server crate; this module only refuses inconsistent flags before
 //! anything is bound, and never lets a JWKS outage stop the node (tokens are refused until the
 //! keys arrive).
 
@@ -13,9 +13,10 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use mcp_fleet_oauth::{BearerAuthenticator, BearerConfig, BearerConfigError};
 use mcp_fleet_protocol::state::MIN_KEY_LEN;
 use mcp_fleet_server::HandlerOptions;
-use mcp_fleet_server::auth::{BearerAuthenticator, BearerConfig, BearerConfigError, LimitScope, Rate};
+use mcp_fleet_server::auth::{LimitScope, Rate};
 
 use crate::config::Config;
 
@@ -136,7 +137,7 @@ impl NodeAuth {
             options = options.request_state_keys(self.request_state_keys.clone());
         }
         match &self.bearer {
-            Some(bearer) => options.bearer_auth(bearer.clone()),
+            Some(bearer) => bearer.clone().install(options),
             None => Ok(options),
         }
     }
@@ -276,14 +277,14 @@ mod tests {
     fn token_type_and_the_jwks_hard_age_reach_the_authenticator() {
         let defaults = auth(&ISSUER).expect("auth flags");
         let config = defaults.bearer.as_ref().expect("bearer").config();
-        assert_eq!(config.token_type, mcp_fleet_server::auth::TokenTypeCheck::RejectOtherTypes);
+        assert_eq!(config.token_type, mcp_fleet_oauth::TokenTypeCheck::RejectOtherTypes);
         let hard = config.jwks_hard_max_age;
         let args =
             [&ISSUER[..], &["--auth-token-type", "require-access-token", "--auth-jwks-hard-max-age-secs", "172800"]]
                 .concat();
         let strict = auth(&args).expect("auth flags");
         let config = strict.bearer.as_ref().expect("bearer").config();
-        assert_eq!(config.token_type, mcp_fleet_server::auth::TokenTypeCheck::RequireAccessToken);
+        assert_eq!(config.token_type, mcp_fleet_oauth::TokenTypeCheck::RequireAccessToken);
         assert_eq!(config.jwks_hard_max_age, Duration::from_secs(172_800));
         assert_ne!(config.jwks_hard_max_age, hard);
         // Shorter than the cache age: the keys would be dropped before they are refetched.

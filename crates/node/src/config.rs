@@ -6,7 +6,8 @@ use std::time::Duration;
 
 use clap::Parser;
 use mcp_fleet_bus::redact::{Redacted, SecretUrl};
-use mcp_fleet_server::auth::{LimitScope, TokenTypeCheck};
+use mcp_fleet_oauth::TokenTypeCheck;
+use mcp_fleet_server::auth::LimitScope;
 use mcp_fleet_server::{fleet::CatalogAnnouncePolicy, options::Era2025Options};
 
 /// One replica of an mcp-fleet MCP server. Its `Debug` shows no secret: the token is

@@ -26,7 +26,7 @@
 //! |---|---|
 //! | [`catalog`] | Everything about the catalog: the builder and cache policy, edits and entry handles, the untyped handler types for dynamic catalogs ([`catalog::Handler`], [`catalog::ToolCall`], …), completion, which tools' calls may become tasks. |
 //! | [`options`] | The grouped options: how 2025-era clients are served, the response mode. |
-//! | [`auth`] | The [`Authenticator`](auth::Authenticator) hook, the RFC 9728 metadata, per-principal rates and stream quotas (the OAuth 2.1 resource server is the `oauth` feature's `BearerAuthenticator`). |
+//! | [`auth`] | The [`Authenticator`](auth::Authenticator) hook, the RFC 9728 metadata and the `WWW-Authenticate` challenge pieces ([`auth::www_authenticate`]), per-principal rates and stream quotas. The OAuth 2.1 resource server (`BearerAuthenticator`: JWT bearer tokens verified against the issuer's JWKS) is the `mcp-fleet-oauth` crate's. |
 //! | [`intercept`] | Hooks around every `tools/call` ([`HandlerOptions::intercept`]), and the shipped result cache. |
 //! | [`tasks`] | The tasks extension's lifetime and bounds, and tasks completed from outside their handler ([`McpHandler::task`]). |
 //! | [`fleet`] | Fleet-consistent catalogs: when changes are announced, and the fleet's membership ([`McpHandler::fleet`]). |

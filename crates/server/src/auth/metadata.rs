@@ -6,7 +6,8 @@
 //! one `authorization_servers` entry, discoverable through `resource_metadata` in the 401
 //! challenge and/or at `/.well-known/oauth-protected-resource[/<mcp path>]`. This module only
 //! builds the document and answers "is this path one of mine"; the HTTP service serves it.
-//! No extra dependencies: it is always compiled, with or without the `oauth` feature.
+//! No extra dependencies, so it lives here: any authenticator's server serves it, and
+//! `mcp-fleet-oauth` derives it from its bearer configuration.
 
 use http::Uri;
 use serde_json::{Map, Value, json};

@@ -4,21 +4,17 @@
 //! It runs before the body is read (ladder steps 0–2), for every request to the MCP endpoint.
 //! A closure `Fn(&Parts) -> Result<Principal, AuthError>` is an authenticator; anything that
 //! must wait (a JWKS fetch, say) implements the trait and returns a future.
+//!
+//! The OAuth 2.1 resource server (JWT bearer tokens verified against the issuer's JWKS) is an
+//! [`Authenticator`] of its own crate, `mcp-fleet-oauth`, so this crate carries no HTTP client
+//! and no JOSE stack; what every protected resource shares — the RFC 9728
+//! [`ProtectedResourceMetadata`] and the [`www_authenticate`] challenge pieces — stays here.
 
-#[cfg(feature = "oauth")]
-mod bearer;
 mod fleet_limits;
 mod gate;
-#[cfg(feature = "oauth")]
-mod jwks;
 mod limits;
 mod metadata;
-pub(crate) mod www_authenticate;
-
-#[cfg(feature = "oauth")]
-pub use bearer::{BearerAuthenticator, BearerConfig, BearerConfigError, JwsAlgorithm, TokenError, TokenTypeCheck};
-#[cfg(feature = "oauth")]
-pub use jwks::JwksError;
+pub mod www_authenticate;
 
 pub(crate) use fleet_limits::{FleetLimits, Members};
 pub use gate::{FLEET_STREAM_LEASE, LimitScope};
@@ -53,6 +49,13 @@ pub type AuthFuture<'a> = Pin<Box<dyn Future<Output = Result<Principal, AuthErro
 pub trait Authenticator: Send + Sync + 'static {
     /// Authenticate the request described by `parts`.
     fn authenticate<'a>(&'a self, parts: &'a Parts) -> AuthFuture<'a>;
+
+    /// Fetches of the authorization server's signing keys (its JWKS) so far, attempts
+    /// included, for the node's `mcp_fleet_auth_jwks_fetches_total` counter. `None`, the
+    /// default: this authenticator fetches no keys, and the series is not exported.
+    fn jwks_fetches(&self) -> Option<u64> {
+        None
+    }
 }
 
 impl<F> Authenticator for F

@@ -275,12 +275,9 @@ impl McpHandler {
         self.shared.metrics.encode(&self.shared.bus, connected, &served, self.jwks_fetches())
     }
 
-    /// JWKS fetches of the bearer authenticator, if one is configured.
+    /// JWKS fetches of the authenticator, if it fetches keys (see
+    /// [`Authenticator::jwks_fetches`](crate::auth::Authenticator::jwks_fetches)).
     fn jwks_fetches(&self) -> Option<u64> {
-        #[cfg(feature = "oauth")]
-        if let Some(bearer) = &self.shared.options.bearer {
-            return Some(bearer.jwks_fetches());
-        }
-        None
+        self.shared.options.authenticator.as_ref()?.jwks_fetches()
     }
 }

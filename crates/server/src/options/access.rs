@@ -1,11 +1,9 @@
 //! Who may call on [`HandlerOptions`]: allowed origins and hosts (the DNS-rebinding guard),
-//! the authenticator (or the OAuth bearer one), the protected-resource metadata, and the
-//! per-principal stream cap and request rate.
+//! the authenticator (the OAuth bearer one of `mcp-fleet-oauth`, or any other), the
+//! protected-resource metadata, and the per-principal stream cap and request rate.
 
 use std::sync::Arc;
 
-#[cfg(feature = "oauth")]
-use crate::auth::BearerAuthenticator;
 use crate::auth::{Authenticator, LimitScope, ProtectedResourceMetadata, Rate};
 
 use super::HandlerOptions;
@@ -32,37 +30,18 @@ impl HandlerOptions {
     }
 
     /// Authenticate every request (see [`Authenticator`]). Default: none, everyone is anonymous.
+    /// An OAuth 2.1 resource server is `mcp-fleet-oauth`'s `BearerAuthenticator`, set here with
+    /// its [`protected_resource`](Self::protected_resource) document (its `install` does both).
     pub fn authenticator(mut self, authenticator: impl Authenticator) -> Self {
         self.authenticator = Some(Arc::new(authenticator));
         self
     }
 
-    /// Make this endpoint an OAuth 2.1 resource server: every request needs a bearer token
-    /// `bearer` accepts (401/403 with `WWW-Authenticate` otherwise), and the RFC 9728
-    /// protected-resource metadata derived from its configuration is served at
-    /// `/.well-known/oauth-protected-resource` and its path-suffixed form. Replaces any
-    /// [`authenticator`](Self::authenticator).
-    ///
-    /// ```
-    /// use mcp_fleet_server::HandlerOptions;
-    /// use mcp_fleet_server::auth::{BearerAuthenticator, BearerConfig};
-    /// let mut config = BearerConfig::new("https://auth.example.com", "https://mcp.example.com/mcp")?;
-    /// config.tenant_claim = Some("org_id".into());
-    /// let options = HandlerOptions::default().bearer_auth(BearerAuthenticator::new(config)?)?;
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    #[cfg(feature = "oauth")]
-    pub fn bearer_auth(mut self, bearer: BearerAuthenticator) -> Result<Self, crate::auth::BearerConfigError> {
-        self.protected_resource = Some(bearer.config().metadata()?);
-        self.authenticator = Some(Arc::new(bearer.clone()));
-        self.bearer = Some(bearer);
-        Ok(self)
-    }
-
     /// Serve this RFC 9728 document at `/.well-known/oauth-protected-resource` and its
     /// path-suffixed form (GET, before any Origin check or authentication), for servers that
-    /// authenticate with their own [`authenticator`](Self::authenticator).
-    /// `bearer_auth` (feature `oauth`) sets it. Default: none (those paths get 404).
+    /// authenticate with their own [`authenticator`](Self::authenticator); the challenges of
+    /// a 403 from a tool then carry its `resource_metadata`. `mcp-fleet-oauth`'s
+    /// `BearerAuthenticator::install` sets it. Default: none (those paths get 404).
     pub fn protected_resource(mut self, metadata: ProtectedResourceMetadata) -> Self {
         self.protected_resource = Some(metadata);
         self

@@ -8,8 +8,6 @@ use std::time::Duration;
 use mcp_fleet_bus::ServerEventBus;
 
 use super::Era2025Options;
-#[cfg(feature = "oauth")]
-use crate::auth::BearerAuthenticator;
 use crate::auth::{Authenticator, LimitScope, PrincipalLimits, ProtectedResourceMetadata, Rate};
 use crate::error::ServerError;
 use crate::fleet::CatalogAnnouncePolicy;
@@ -53,8 +51,6 @@ pub struct HandlerOptions {
     pub(crate) allowed_hosts: Option<Vec<String>>,
     pub(crate) authenticator: Option<Arc<dyn Authenticator>>,
     pub(crate) protected_resource: Option<ProtectedResourceMetadata>,
-    #[cfg(feature = "oauth")]
-    pub(crate) bearer: Option<BearerAuthenticator>,
     pub(crate) max_streams_per_principal: usize,
     pub(crate) rate_per_principal: Option<Rate>,
     pub(crate) limit_scope: LimitScope,
@@ -95,8 +91,6 @@ impl Default for HandlerOptions {
             allowed_hosts: None,
             authenticator: None,
             protected_resource: None,
-            #[cfg(feature = "oauth")]
-            bearer: None,
             max_streams_per_principal: PrincipalLimits::DEFAULT_MAX_STREAMS,
             rate_per_principal: None,
             limit_scope: LimitScope::Replica,

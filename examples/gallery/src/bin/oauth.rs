@@ -6,7 +6,7 @@
 //! `OAUTH_ISSUER=https://auth.example.com cargo run -p mcp-fleet-examples --bin oauth`; the
 //! JWKS is found through the issuer's metadata unless `OAUTH_JWKS_URL` names it.
 
-use mcp_fleet_server::auth::{BearerAuthenticator, BearerConfig};
+use mcp_fleet_oauth::{BearerAuthenticator, BearerConfig};
 use mcp_fleet_server::{CallContext, HandlerOptions, McpServer, create_mcp_handler, typed};
 
 #[tokio::main]
@@ -19,7 +19,8 @@ async fn main() -> mcp_fleet_examples::Result {
     let (listener, url) = mcp_fleet_examples::bind(&mcp_fleet_examples::listen_addr()).await?;
     let audience = std::env::var("OAUTH_AUDIENCE").unwrap_or(url);
     let config = BearerConfig::from_flags(&issuer, &audience, jwks_url.as_deref(), None, "mcp:use")?;
-    let options = HandlerOptions::default().bearer_auth(BearerAuthenticator::new(config)?)?;
+    // The authenticator, and the RFC 9728 metadata its 401 points at.
+    let options = BearerAuthenticator::new(config)?.install(HandlerOptions::default())?;
 
     let server = McpServer::builder("oauth", "1.0.0").build();
     server.add(typed::tool(

@@ -2,10 +2,10 @@
 //! string) the OAuth scopes, and a configurable claim the tenant scope that decides which
 //! scoped change events the caller's listen streams receive.
 
+use mcp_fleet_server::Principal;
 use serde_json::{Map, Value};
 
 use super::TokenError;
-use crate::context::Principal;
 
 /// The principal a verified token describes.
 pub(crate) fn principal(claims: &Map<String, Value>, tenant_claim: Option<&str>) -> Result<Principal, TokenError> {

@@ -7,9 +7,8 @@ use std::net::IpAddr;
 use std::str::FromStr;
 use std::time::Duration;
 
+use mcp_fleet_server::auth::{MetadataError, ProtectedResourceMetadata};
 use reqwest::Url;
-
-use crate::auth::metadata::{MetadataError, ProtectedResourceMetadata};
 
 /// A JWS signature algorithm a bearer token may use. Asymmetric only: `none` and the HMAC
 /// family cannot be expressed, so a token "signed" with a public key as an HMAC secret (the
@@ -174,7 +173,7 @@ pub enum BearerConfigError {
 /// [`BearerConfig::new`] or [`BearerConfig::from_flags`], then adjust the public fields.
 ///
 /// ```
-/// use mcp_fleet_server::auth::BearerConfig;
+/// use mcp_fleet_oauth::BearerConfig;
 /// let config = BearerConfig::from_flags(
 ///     "https://auth.example.com",
 ///     "https://mcp.example.com/mcp",
@@ -184,7 +183,7 @@ pub enum BearerConfigError {
 /// )?;
 /// assert_eq!(config.required_scopes, ["mcp:read", "mcp:write"]);
 /// assert_eq!(config.resource_metadata_url, "https://mcp.example.com/.well-known/oauth-protected-resource/mcp");
-/// # Ok::<(), mcp_fleet_server::auth::BearerConfigError>(())
+/// # Ok::<(), mcp_fleet_oauth::BearerConfigError>(())
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BearerConfig {

@@ -1,11 +1,12 @@
 //! [`BearerAuthenticator`]: the server as an OAuth 2.1 resource server (MCP authorization,
 //! "Token Handling"). It takes JWT access tokens from `Authorization: Bearer …`, verifies them
-//! against the issuer's JWKS ([`jwks`](super::jwks)), checks `iss`, `aud` (RFC 8707: issued
+//! against the issuer's JWKS ([`jwks`](crate::jwks)), checks `iss`, `aud` (RFC 8707: issued
 //! for this server), `exp`/`nbf` and the required scopes, and turns the claims into a
 //! [`Principal`] — or refuses with the challenge RFC 6750 and RFC 9728 call for.
 //!
 //! It does not serve the protected-resource metadata (see [`BearerConfig::metadata`] and the
-//! HTTP service) and does not introspect opaque tokens: access tokens must be JWTs.
+//! server crate's HTTP service; [`BearerAuthenticator::install`] sets both) and does not
+//! introspect opaque tokens: access tokens must be JWTs.
 
 mod challenge;
 mod claims;
@@ -18,13 +19,13 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use http::request::Parts;
 use jsonwebtoken::errors::ErrorKind;
 use jsonwebtoken::{DecodingKey, Validation};
+use mcp_fleet_server::auth::{AuthError, AuthFuture, Authenticator};
+use mcp_fleet_server::{HandlerOptions, Principal};
 use serde_json::{Map, Value};
 
 use self::challenge::Challenges;
 pub use self::config::{BearerConfig, BearerConfigError, JwsAlgorithm, TokenTypeCheck};
-use super::jwks::{JwksCache, JwksError, JwksSource, KeyAges, KeyError};
-use super::{AuthError, AuthFuture, Authenticator};
-use crate::context::Principal;
+use crate::jwks::{JwksCache, JwksError, JwksSource, KeyAges, KeyError};
 
 /// Longest token considered (well above any real access token): bounds the work a garbage
 /// header can cause.
@@ -82,8 +83,8 @@ pub enum TokenError {
 /// Verifies JWT bearer tokens; an [`Authenticator`]. A cheap `Clone` handle around an `Arc`.
 ///
 /// ```
+/// use mcp_fleet_oauth::{BearerAuthenticator, BearerConfig};
 /// use mcp_fleet_server::HandlerOptions;
-/// use mcp_fleet_server::auth::{BearerAuthenticator, BearerConfig};
 /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
 /// let config = BearerConfig::from_flags(
 ///     "https://auth.example.com",
@@ -92,13 +93,14 @@ pub enum TokenError {
 ///     Some("tenant"),
 ///     "mcp:use",
 /// )?;
-/// let metadata = config.metadata()?; // serve it at metadata.well_known_paths()
+/// let metadata = config.metadata()?; // served at metadata.well_known_paths()
 /// let bearer = BearerAuthenticator::new(config)?;
 /// if let Err(error) = bearer.warm_up().await {
 ///     eprintln!("JWKS not reachable yet ({error}); will retry on the first token");
 /// }
-/// let options = HandlerOptions::default().authenticator(bearer);
-/// # let _ = (metadata, options); Ok(()) }
+/// // What `bearer.install(HandlerOptions::default())` does.
+/// let options = HandlerOptions::default().protected_resource(metadata).authenticator(bearer);
+/// # let _ = options; Ok(()) }
 /// ```
 #[derive(Debug, Clone)]
 pub struct BearerAuthenticator {
@@ -166,7 +168,7 @@ impl BearerAuthenticator {
     /// Handling").
     ///
     /// ```
-    /// # use mcp_fleet_server::auth::{BearerAuthenticator, BearerConfig};
+    /// # use mcp_fleet_oauth::{BearerAuthenticator, BearerConfig};
     /// let bearer = BearerAuthenticator::new(BearerConfig::new("https://auth.example.com", "https://mcp.example.com/mcp")?)?;
     /// let refusal = bearer.insufficient_scope(&["mcp:use", "files:write"]);
     /// assert_eq!(refusal.status(), http::StatusCode::FORBIDDEN);
@@ -175,10 +177,32 @@ impl BearerAuthenticator {
     ///     "Bearer resource_metadata=\"https://mcp.example.com/.well-known/oauth-protected-resource/mcp\", \
     ///      error=\"insufficient_scope\", scope=\"mcp:use files:write\"",
     /// );
-    /// # Ok::<(), mcp_fleet_server::auth::BearerConfigError>(())
+    /// # Ok::<(), mcp_fleet_oauth::BearerConfigError>(())
     /// ```
     pub fn insufficient_scope(&self, scopes: &[&str]) -> AuthError {
         self.inner.challenges.insufficient(scopes)
+    }
+
+    /// `options` with this authenticator, and the RFC 9728 protected-resource metadata derived
+    /// from its configuration ([`BearerConfig::metadata`]) served at
+    /// `/.well-known/oauth-protected-resource` and its path-suffixed form: the endpoint becomes
+    /// an OAuth 2.1 resource server, every request needs a bearer token this accepts (401/403
+    /// with `WWW-Authenticate` otherwise). Replaces any authenticator and metadata set before;
+    /// the same as [`HandlerOptions::protected_resource`] then
+    /// [`HandlerOptions::authenticator`].
+    ///
+    /// ```
+    /// use mcp_fleet_oauth::{BearerAuthenticator, BearerConfig};
+    /// use mcp_fleet_server::HandlerOptions;
+    /// let mut config = BearerConfig::new("https://auth.example.com", "https://mcp.example.com/mcp")?;
+    /// config.tenant_claim = Some("org_id".into());
+    /// let bearer = BearerAuthenticator::new(config)?;
+    /// let options = bearer.install(HandlerOptions::default().max_streams_per_principal(20))?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn install(self, options: HandlerOptions) -> Result<HandlerOptions, BearerConfigError> {
+        let metadata = self.inner.config.metadata()?;
+        Ok(options.protected_resource(metadata).authenticator(self))
     }
 
     /// The configuration.
@@ -186,7 +210,8 @@ impl BearerAuthenticator {
         &self.inner.config
     }
 
-    /// JWKS fetch attempts since start (for metrics).
+    /// JWKS fetch attempts since start (the node's `mcp_fleet_auth_jwks_fetches_total`, through
+    /// [`Authenticator::jwks_fetches`]).
     pub fn jwks_fetches(&self) -> u64 {
         self.inner.jwks.fetches()
     }
@@ -237,6 +262,10 @@ impl BearerAuthenticator {
 impl Authenticator for BearerAuthenticator {
     fn authenticate<'a>(&'a self, parts: &'a Parts) -> AuthFuture<'a> {
         Box::pin(self.authenticate_parts(parts))
+    }
+
+    fn jwks_fetches(&self) -> Option<u64> {
+        Some(self.inner.jwks.fetches())
     }
 }
 

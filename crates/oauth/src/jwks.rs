@@ -25,7 +25,7 @@ use tokio::time::Instant;
 
 pub(crate) use keyset::KeySet;
 
-use crate::auth::bearer::config::is_fetchable;
+use crate::bearer::config::is_fetchable;
 
 /// Largest JWKS or metadata document accepted.
 const MAX_DOCUMENT_BYTES: usize = 512 * 1024;
