@@ -67,7 +67,9 @@ pub fn redact_url(url: &str) -> String {
 }
 
 /// The secrets [`redact_url`] hides, as written and percent-decoded (a backend may quote
-/// either), for [`scrub`].
+/// either), and the pieces a URL parser may cut one into — at a `?`, `#`, `&`, `=` or `/`
+/// written unencoded in a password, a backend's parser ends the userinfo there and may quote
+/// the rest as a query parameter or a path — for [`scrub`].
 pub fn url_secrets(url: &str) -> Vec<String> {
     let mut secrets = Vec::new();
     for span in secret_spans(url) {
@@ -77,6 +79,11 @@ pub fn url_secrets(url: &str) -> Vec<String> {
             secrets.push(decoded);
         }
         secrets.push(raw.to_owned());
+        // A parameter's name among the pieces is not the secret (and `stream` must stay readable).
+        let pieces = raw
+            .split(['?', '#', '&', '=', '/'])
+            .filter(|piece| piece.len() < raw.len() && !HARMLESS_PARAMETERS.contains(piece));
+        secrets.extend(pieces.map(str::to_owned));
     }
     secrets
 }
@@ -324,6 +331,15 @@ mod tests {
         assert_eq!(scrub("no secret here", &url_secrets("redis://:ab@h")), "no secret here", "too short to scrub");
         let secrets = url_secrets("redis://u:pa?ss@h/0");
         assert_eq!(scrub("invalid port in u:pa?ss@h", &secrets), "invalid port in u:***@h");
+        // A parser that ends the userinfo at the `?` quotes the rest as a parameter.
+        let secrets = url_secrets("nats://u:pa?S3CR3T@h:4222");
+        let message = "unknown nats URL parameter \"S3CR3T@h:4222\"";
+        assert_eq!(scrub(message, &secrets), "unknown nats URL parameter \"***@h:4222\"");
+        let secrets = url_secrets("nats://u:pa?stream=S3CR3T@h:4222");
+        assert_eq!(
+            scrub("invalid jetstream stream name \"S3CR3T@h\"", &secrets),
+            "invalid jetstream stream name \"***@h\""
+        );
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! How catalog changes are announced, seen from the bus (with immediate catalog notifications,
 //! which publish bus events): one event per list touched (templates are resource-list changes),
-//! nothing for an edit that fails, one handler per server, and a scoped notifier that stays in
+//! none for a list edited back to what it was, nothing for an edit that fails, one handler per server, and a scoped notifier that stays in
 //! its scope.
 
 use std::sync::Arc;
@@ -58,6 +58,28 @@ async fn a_batch_touching_resources_tools_and_templates_announces_each_notificat
     let mut kinds = kinds_until_quiet(&mut events).await;
     kinds.sort_by_key(|k| k.as_str());
     assert_eq!(kinds, [EventKind::ResourcesListChanged, EventKind::ToolsListChanged]);
+}
+
+#[tokio::test]
+async fn a_batch_that_leaves_a_list_as_it_was_announces_nothing_for_it() {
+    let bus = MemoryBus::new();
+    let mut events = bus.subscribe().await.unwrap();
+    let server = McpServer::builder("s", "1").build();
+    let _handler = create_mcp_handler(server.clone(), immediate().bus(Arc::new(bus))).await.unwrap();
+    let tool = || Tool::new("t", "a tool");
+    let _entry = server.tool(tool(), |_c| async { Ok(CallToolResult::text("v1")) });
+    assert_eq!(kinds_until_quiet(&mut events).await, [EventKind::ToolsListChanged]);
+    // A reload that found the same definition (a new handler behind it) and a new resource:
+    // the tools list is what it was, the resources list is not.
+    server
+        .batch(|edit| {
+            edit.remove(ListKind::Tools, "t");
+            edit.add_resource(resource("a://new"), read);
+            edit.add_tool(tool(), |_c| async { Ok(CallToolResult::text("v2")) })
+        })
+        .await
+        .unwrap();
+    assert_eq!(kinds_until_quiet(&mut events).await, [EventKind::ResourcesListChanged]);
 }
 
 #[tokio::test]

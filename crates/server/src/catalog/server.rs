@@ -294,7 +294,8 @@ impl McpServer {
         self.inner.catalog.store(Arc::new(next));
     }
 
-    /// Apply several edits with one catalog swap, then announce one change per list touched:
+    /// Apply several edits with one catalog swap, then announce one change per list whose
+    /// content changed:
     /// this node's listen streams hear it at once, the fleet as soon as the bus accepts it (the
     /// outbox retries until it does; see `notify` in the crate doc). If `edit` fails, nothing changes.
     ///
@@ -319,15 +320,19 @@ impl McpServer {
         self.edit(edit)
     }
 
-    /// Swap in an edited catalog (nothing, if `edit` fails) and announce the lists it touched.
+    /// Swap in an edited catalog (nothing, if `edit` fails) and announce the lists it touched
+    /// whose content changed: a list edited back to what it was (a reload that found the same
+    /// tools, say) is not announced, since no client would find anything new in it.
     pub(crate) fn edit<R, E>(&self, edit: impl FnOnce(&mut CatalogEdit<'_>) -> Result<R, E>) -> Result<R, E> {
         let (value, touched) = {
             let _guard = self.lock_writer();
             let mut next = Catalog::clone(&self.inner.catalog.load());
+            let before = ListKind::ALL.map(|kind| next.list(kind).1);
             let mut batch = CatalogEdit { catalog: &mut next, touched: Vec::new() };
             let value = edit(&mut batch)?;
-            let touched = std::mem::take(&mut batch.touched);
+            let mut touched = std::mem::take(&mut batch.touched);
             next.refresh();
+            touched.retain(|kind| next.list(*kind).1 != before[kind.index()]);
             self.inner.catalog.store(Arc::new(next));
             (value, touched)
         };
