@@ -107,10 +107,8 @@ pub async fn apply(server: &McpServer, catalog: &Catalog) -> Result<Applied, Cat
     server
         .batch(|edit| {
             let applied = changes(edit, catalog);
-            for kind in [ListKind::Tools, ListKind::Resources, ListKind::ResourceTemplates, ListKind::Prompts] {
-                for key in edit.keys(kind) {
-                    edit.remove(kind, &key);
-                }
+            for kind in ListKind::ALL {
+                edit.clear(kind);
             }
             add_all(edit, catalog, &clients)?;
             Ok(applied)

@@ -227,6 +227,30 @@ impl CatalogEdit<'_> {
         self.touch_if(found, kind)
     }
 
+    /// Remove every entry of `kind` (a reload that rebuilds the list from its source);
+    /// returns how many there were. Announced only if the list ends up different.
+    ///
+    /// ```
+    /// use mcp_fleet_server::{catalog::ListKind, McpServer, ServerError, types::{CallToolResult, Tool}};
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// let server = McpServer::builder("demo", "1").build();
+    /// let _old = server.tool(Tool::new("v1", "The old tool"), |_c| async { Ok(CallToolResult::text("1")) });
+    /// let removed = server
+    ///     .batch(|edit| {
+    ///         let removed = edit.clear(ListKind::Tools);
+    ///         edit.add_tool(Tool::new("v2", "The new tool"), |_c| async { Ok(CallToolResult::text("2")) })?;
+    ///         Ok::<_, ServerError>(removed)
+    ///     })
+    ///     .await
+    ///     .unwrap();
+    /// assert_eq!(removed, 1);
+    /// # });
+    /// ```
+    pub fn clear(&mut self, kind: ListKind) -> usize {
+        let keys = self.keys(kind);
+        keys.iter().filter(|key| self.remove(kind, key)).count()
+    }
+
     /// The keys (names, URIs, URI templates) of every entry of `kind`, enabled or not, in order.
     pub fn keys(&self, kind: ListKind) -> Vec<String> {
         match kind {

@@ -304,9 +304,7 @@ impl McpServer {
     /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
     /// let server = McpServer::builder("demo", "1").build();
     /// server.batch(|edit| {
-    ///     for key in edit.keys(ListKind::Tools) {
-    ///         edit.remove(ListKind::Tools, &key);
-    ///     }
+    ///     edit.clear(ListKind::Tools);
     ///     edit.add_tool(Tool::new("v2", "The new tool"), |_c| async { Ok(CallToolResult::text("2")) })
     /// })
     /// .await

@@ -37,9 +37,7 @@ async fn load(server: &McpServer, text: &str) -> mcp_fleet_examples::Result {
     let config: Config = toml::from_str(text)?;
     server
         .batch(|edit| {
-            for name in edit.keys(ListKind::Tools) {
-                edit.remove(ListKind::Tools, &name);
-            }
+            edit.clear(ListKind::Tools);
             config.tools.into_iter().try_for_each(|ToolSpec { name, description, reply }| {
                 edit.add(typed::tool(name, description, move |_: NoArgs| std::future::ready(reply.clone())))
             })
