@@ -44,16 +44,21 @@ pub(crate) enum Refused {
 
 impl StateCodec {
     /// A codec signing with `keys[0]` and verifying with every key; no keys: a random
-    /// per-process key (with a warning naming the consequence).
-    pub(crate) fn try_new(keys: &[Vec<u8>], ttl: Duration) -> Result<Self, ServerError> {
+    /// per-process key, with a warning naming the consequence when the handler is one of a
+    /// fleet (`alone`: no bus was configured, so no other replica can be asked to verify).
+    pub(crate) fn try_new(keys: &[Vec<u8>], ttl: Duration, alone: bool) -> Result<Self, ServerError> {
         let options = |e: StateError| ServerError::Options(format!("request_state_keys: {e}"));
         let ring = if keys.is_empty() {
             let key = StateKey::ephemeral(rand::random());
-            tracing::warn!(
-                kid = key.kid(),
-                "no request_state_key configured: requestState is signed with a random per-process key, so a \
-                 multi-round-trip call must retry on this replica; give every replica the same key"
-            );
+            if alone {
+                tracing::debug!(kid = key.kid(), "requestState is signed with a random per-process key");
+            } else {
+                tracing::warn!(
+                    kid = key.kid(),
+                    "no request_state_key configured: requestState is signed with a random per-process key, so a \
+                     multi-round-trip call must retry on this replica; give every replica the same key"
+                );
+            }
             vec![key]
         } else {
             keys.iter().map(|k| StateKey::new(k)).collect::<Result<_, _>>().map_err(options)?

@@ -61,7 +61,8 @@ pub async fn create_mcp_handler(
         Some(bus) => bus.clone(),
         None => Arc::new(MemoryBus::new().as_node(&options.resolved_node_id())),
     };
-    let state_codec = StateCodec::try_new(&options.request_state_keys, options.request_state_ttl)?;
+    let alone = options.bus.is_none();
+    let state_codec = StateCodec::try_new(&options.request_state_keys, options.request_state_ttl, alone)?;
     let metrics = Metrics::default();
     let identity =
         Arc::new(options.identity.clone().unwrap_or_else(|| ExecutionIdentity::minted(env!("CARGO_PKG_VERSION"))));
