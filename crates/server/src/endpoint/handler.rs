@@ -70,7 +70,7 @@ pub async fn create_mcp_handler(
     let revision_salt = RevisionSalt::of(&identity, options.identity_in_tools_revision);
     let wiring = Wiring::new(&options, &bus, &metrics, &identity, revision_salt, state_codec.ring().clone());
     let events = bus.subscribe().await?;
-    let legacy = Era2025State::open(&options.era2025, &bus, wiring.session_streams.clone()).await?;
+    let era2025 = Era2025State::open(&options.era2025, &bus, wiring.session_streams.clone()).await?;
     let origin = AuditOrigin::new(&options.resolved_node_id(), &identity);
     let audit = AuditTrail::open(options.audit.as_ref(), origin, metrics.audit.clone());
     let tasks = Tasks::open(&options.tasks, wiring.task_parts(&bus, &metrics, &options, &audit)).await?;
@@ -102,7 +102,7 @@ pub async fn create_mcp_handler(
         notifier: wiring.notifier.clone(),
         fleet: wiring.fleet.clone(),
         intake: wiring.intake.clone(),
-        era2025: legacy,
+        era2025,
         health: Arc::new(BusHealth::new(wiring.bus_down_grace)),
         challenge_base,
         serving: watch::channel(0).0,

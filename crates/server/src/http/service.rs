@@ -89,11 +89,7 @@ impl HandlerShared {
     }
 
     /// The request's body, read within the size limit and the read timeout.
-    async fn read<B>(
-        self: &Arc<Self>,
-        parts: &http::request::Parts,
-        body: B,
-    ) -> Result<Bytes, Box<Response<ResponseBody>>>
+    async fn read<B>(&self, parts: &http::request::Parts, body: B) -> Result<Bytes, Box<Response<ResponseBody>>>
     where
         B: Body<Data = Bytes>,
         B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
@@ -109,7 +105,7 @@ impl HandlerShared {
     /// Serve a validated 2026-07-28 request: reserve a listen stream's fleet-wide slot, build
     /// the request's context and server, and answer what the method prepares.
     async fn dispatch(
-        self: &Arc<Self>,
+        &self,
         mut parts: http::request::Parts,
         principal: Option<crate::context::Principal>,
         (id, message, meta): (
@@ -161,7 +157,7 @@ impl HandlerShared {
     /// The principal's fleet-wide stream quota, reserved here, where the keyspace can be
     /// awaited; the slot travels with the request to the stream that holds it.
     async fn reserve_stream(
-        self: &Arc<Self>,
+        &self,
         parts: &mut http::request::Parts,
         principal: &crate::context::Principal,
         id: &RequestId,
@@ -180,7 +176,7 @@ impl HandlerShared {
     /// Steps 0–2 before the body is read: path (unless an outer router owns it), Origin/Host, authentication, method,
     /// Content-Type. `Ok` carries the principal, if an authenticator produced one.
     async fn admit(
-        self: &Arc<Self>,
+        &self,
         parts: &http::request::Parts,
     ) -> Result<Option<crate::context::Principal>, Box<Response<ResponseBody>>> {
         let opts = &self.options;
@@ -299,7 +295,7 @@ impl HandlerShared {
     }
 
     /// A method's error response; a tool's 403 carries its `insufficient_scope` challenge.
-    fn method_error(self: &Arc<Self>, id: &RequestId, error: &RpcError) -> Response<ResponseBody> {
+    fn method_error(&self, id: &RequestId, error: &RpcError) -> Response<ResponseBody> {
         let mut resp = error_response(Some(id), error);
         if let Some(scopes) = required_scopes(error) {
             let challenge = insufficient_scope(self.challenge_base.as_deref(), &scopes);
@@ -312,7 +308,7 @@ impl HandlerShared {
 
     /// The RFC 9728 document, when `parts` asks for it: served to anyone (no Origin check, no
     /// authentication — a client reads it to learn how to authenticate), GET only.
-    fn protected_resource_metadata(self: &Arc<Self>, parts: &http::request::Parts) -> Option<Response<ResponseBody>> {
+    fn protected_resource_metadata(&self, parts: &http::request::Parts) -> Option<Response<ResponseBody>> {
         let document = self.options.protected_resource.as_ref()?.response_for(parts.uri.path())?;
         if parts.method != Method::GET && parts.method != Method::HEAD {
             let mut resp = plain(StatusCode::METHOD_NOT_ALLOWED, "Method Not Allowed");

@@ -19,7 +19,6 @@ use http::StatusCode;
 use mcp_fleet_bus::BusError;
 use mcp_fleet_protocol::{RequestId, RpcError};
 use serde_json::{Map, Value};
-use std::sync::Arc;
 
 use super::post::{Refusal, store_unreachable};
 use crate::context::{ClientAddr, Principal};
@@ -29,7 +28,7 @@ use crate::shared::HandlerShared;
 
 impl HandlerShared {
     /// Refuse an `initialize` whose `capabilities` and `clientInfo` are larger than the limit.
-    pub(super) fn check_client_params(self: &Arc<Self>, params: &Map<String, Value>) -> Result<(), RpcError> {
+    pub(super) fn check_client_params(&self, params: &Map<String, Value>) -> Result<(), RpcError> {
         let limit = self.options.era2025.max_capabilities_bytes;
         let bytes: usize = ["capabilities", "clientInfo"].iter().filter_map(|k| params.get(*k)).map(json_len).sum();
         if bytes > limit {
@@ -44,7 +43,7 @@ impl HandlerShared {
     /// for it (the quota key noted in the record: the slot is renewed with it and given back
     /// when it ends); its id, or the refusal.
     pub(super) async fn open_session(
-        self: &Arc<Self>,
+        &self,
         store: &SessionStore,
         parts: &http::request::Parts,
         principal: Option<&Principal>,
@@ -78,7 +77,7 @@ impl HandlerShared {
     /// The quota key new session `session` counts under, once its slot is taken; `Ok(Ok(None))`
     /// when no quota applies (an anonymous caller on loopback, or of unknown address).
     async fn take_session_slot(
-        self: &Arc<Self>,
+        &self,
         store: &SessionStore,
         parts: &http::request::Parts,
         principal: Option<&Principal>,
@@ -100,7 +99,7 @@ impl HandlerShared {
     /// Refuse a subscription change naming a URI longer than the listen streams allow, or
     /// (`subscribe`) one more URI than a session may follow.
     pub(super) fn check_subscription(
-        self: &Arc<Self>,
+        &self,
         record: &SessionRecord,
         uri: &str,
         subscribe: bool,

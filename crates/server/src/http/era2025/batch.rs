@@ -8,7 +8,6 @@
 
 use http::StatusCode;
 use mcp_fleet_protocol::RpcError;
-use std::sync::Arc;
 
 use crate::context::Principal;
 use crate::http::{error_response, rate_limited};
@@ -19,7 +18,7 @@ impl HandlerShared {
     /// `-32600` past the size limit, 429 with `Retry-After` when its messages exceed what the
     /// rate limit has left.
     pub(super) async fn admit_batch(
-        self: &Arc<Self>,
+        &self,
         parts: &http::request::Parts,
         principal: Option<&Principal>,
         messages: usize,

@@ -121,7 +121,7 @@ impl HandlerShared {
     /// `initialize`: negotiate the version, open the session in the fleet (unless stateless),
     /// and answer with its id in `Mcp-Session-Id`.
     async fn initialize(
-        self: &Arc<Self>,
+        &self,
         parts: &http::request::Parts,
         principal: Option<&Principal>,
         body: Value,
@@ -215,7 +215,7 @@ impl HandlerShared {
     }
 
     /// `logging/setLevel`: the session's level for every later call's log messages.
-    async fn set_level(self: &Arc<Self>, session: &Session, params: &Map<String, Value>) -> Result<Value, RpcError> {
+    async fn set_level(&self, session: &Session, params: &Map<String, Value>) -> Result<Value, RpcError> {
         let level = params
             .get("level")
             .and_then(Value::as_str)
@@ -229,7 +229,7 @@ impl HandlerShared {
     /// `resources/subscribe` / `unsubscribe`: change the session's record, then tell the fleet
     /// (the session's GET stream may be open on any replica).
     async fn subscription(
-        self: &Arc<Self>,
+        &self,
         session: &Session,
         params: &Map<String, Value>,
         op: SessionOp,
@@ -261,7 +261,7 @@ impl HandlerShared {
 
     /// Deliver a session change to this node's streams now, then publish it to the fleet (the
     /// bus's copy is dropped here as a duplicate).
-    async fn publish_session(self: &Arc<Self>, change: Change) -> Result<(), RpcError> {
+    async fn publish_session(&self, change: Change) -> Result<(), RpcError> {
         let event = EventEnvelope::new(change, self.bus.node_id());
         self.intake.deliver_local(&event);
         self.bus.publish_event(event).await.map(|_| ()).map_err(|e| {
@@ -270,11 +270,7 @@ impl HandlerShared {
         })
     }
 
-    async fn update_session(
-        self: &Arc<Self>,
-        session: &Session,
-        change: impl Fn(&mut SessionRecord),
-    ) -> Result<(), RpcError> {
+    async fn update_session(&self, session: &Session, change: impl Fn(&mut SessionRecord)) -> Result<(), RpcError> {
         let (Some(store), Some(id)) = (&self.era2025.sessions, &session.id) else { return Ok(()) };
         match store.update(id, change).await {
             Ok(Some(_)) => Ok(()),
@@ -284,7 +280,7 @@ impl HandlerShared {
     }
 
     /// `notifications/cancelled`: stop the session's call, here or on the node running it.
-    async fn cancel(self: &Arc<Self>, session: &Session, params: &Map<String, Value>) {
+    async fn cancel(&self, session: &Session, params: &Map<String, Value>) {
         let Some(session) = &session.id else { return };
         let Some(id) = params.get("requestId").and_then(|v| serde_json::from_value::<RequestId>(v.clone()).ok()) else {
             return;
@@ -300,7 +296,7 @@ impl HandlerShared {
 
     /// The client's answer to one of our requests.
     async fn relay_answer(
-        self: &Arc<Self>,
+        &self,
         session: &Session,
         id: &RequestId,
         outcome: Result<Value, Value>,
@@ -321,7 +317,7 @@ impl HandlerShared {
 
     /// `GET`: the session's stream of change notifications.
     async fn legacy_get(
-        self: &Arc<Self>,
+        &self,
         parts: &http::request::Parts,
         principal: Option<&Principal>,
     ) -> Result<Response<ResponseBody>, Refusal> {
@@ -361,7 +357,7 @@ impl HandlerShared {
 
     /// `DELETE`: end the session on every replica.
     async fn legacy_delete(
-        self: &Arc<Self>,
+        &self,
         parts: &http::request::Parts,
         principal: Option<&Principal>,
     ) -> Result<Response<ResponseBody>, Refusal> {
@@ -387,7 +383,7 @@ impl HandlerShared {
     /// The session named by `Mcp-Session-Id`, or the refusal: 400 without one, 404 unknown,
     /// ended or another principal's, 503 when the store is unreachable.
     async fn session_of(
-        self: &Arc<Self>,
+        &self,
         parts: &http::request::Parts,
         principal: Option<&Principal>,
         header_version: &str,
@@ -415,7 +411,7 @@ impl HandlerShared {
         }
     }
 
-    fn count_version(self: &Arc<Self>, version: &str) {
+    fn count_version(&self, version: &str) {
         let version = LEGACY_VERSIONS.iter().find(|v| **v == version).copied().unwrap_or("other");
         self.metrics.era2025.requests.get_or_create(&VersionLabel { version }).inc();
     }
