@@ -78,7 +78,7 @@ async fn jetstream_passes_the_shared_bus_suite() {
 
 #[tokio::test]
 async fn core_passes_the_shared_bus_suite_with_per_publisher_versions() {
-    run_suite_in(NatsMode::Core, SuiteOptions { versions_ordered_across_publishers: false }).await;
+    run_suite_in(NatsMode::Core, SuiteOptions { versions_ordered_across_publishers: false, positioned: true }).await;
 }
 
 async fn membership_suite_in(mode: NatsMode) {

@@ -2,9 +2,10 @@
 //! tasks.
 //!
 //! Publishing shares one connection (see `crate::publisher`); every subscription gets its own
-//! tailing connection (see `crate::tail`). Both find the primary through the same endpoint,
-//! so a Sentinel failover is followed by whichever notices first. Membership and keyspaces
-//! (see `crate::keyspace`) run their commands and scripts on the publishing connection.
+//! tailing connection per shard (see `crate::tail`, `crate::shard`). All find the primary (or
+//! the cluster) through the same endpoint, so a Sentinel failover is followed by whichever
+//! notices first. Membership and keyspaces (see `crate::keyspace`) run their commands and
+//! scripts on the publishing connection, at the unsharded stream key's slot.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -14,16 +15,16 @@ use mcp_fleet_bus::{
     BoxFuture, BusCounters, BusError, BusItem, BusStatus, BusStream, EventEnvelope, Keyspace, Member, ServerEventBus,
     StatusCell,
 };
-use redis::aio::MultiplexedConnection;
 use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
 
 use crate::cursor::Cursor;
-use crate::endpoint::Endpoint;
+use crate::endpoint::{Conn, Endpoint};
 use crate::keyspace::RedisKeyspace;
 use crate::options::RedisBusOptions;
 use crate::publisher::{Publisher, Retry};
 use crate::scripts;
+use crate::shard::shard_of;
 use crate::tail::{self, CHANNEL_CAPACITY, Tail};
 
 /// A [`ServerEventBus`] on one Redis stream. Cheap to clone; clones share connections.
@@ -38,9 +39,12 @@ struct Inner {
     endpoint: Arc<Endpoint>,
     publisher: Publisher,
     options: Arc<RedisBusOptions>,
+    /// Each shard's options (its stream key); one entry when the bus is not sharded.
+    shards: Vec<Arc<RedisBusOptions>>,
     counters: Arc<BusCounters>,
-    /// The consumers' state; publishing never touches it.
-    status: StatusCell,
+    /// The consumers' state, one cell per shard (every subscription's tail of a shard keeps
+    /// it); publishing never touches it.
+    status: Vec<StatusCell>,
 }
 
 impl RedisBus {
@@ -51,13 +55,15 @@ impl RedisBus {
         options.validate()?;
         let endpoint = Endpoint::new(&options.endpoint).map_err(|e| BusError::Config(e.to_string()))?;
         let publisher = Publisher::new(&options);
-        publisher.baseline(&endpoint, &options).await?;
+        let shards: Vec<_> = (0..options.shards).map(|i| Arc::new(options.shard(i))).collect();
+        publisher.baseline(&endpoint, &shards[0]).await?;
         let inner = Inner {
             endpoint: Arc::new(endpoint),
             publisher,
+            status: shards.iter().map(|_| StatusCell::connected()).collect(),
+            shards,
             options: Arc::new(options),
             counters: Arc::default(),
-            status: StatusCell::connected(),
         };
         Ok(RedisBus { inner: Arc::new(inner) })
     }
@@ -71,30 +77,42 @@ impl RedisBus {
     /// timeout.
     pub(crate) async fn run<T, F, Fut>(&self, retry: Retry, op: F) -> Result<T, BusError>
     where
-        F: Fn(MultiplexedConnection) -> Fut,
+        F: Fn(Conn) -> Fut,
         Fut: Future<Output = redis::RedisResult<T>>,
     {
         let inner = &self.inner;
         inner.publisher.run(&inner.endpoint, &inner.options, retry, op).await
     }
 
-    /// Read where the stream stands, open the tailing connection, then spawn the task: once
-    /// this returns, every later entry is after the cursor and will be read.
-    async fn start_tail(&self) -> Result<BusStream, BusError> {
+    /// Whether events carry their position: only an unsharded bus has one history in order.
+    fn positioned(&self) -> bool {
+        self.inner.shards.len() == 1
+    }
+
+    /// For every shard, read where its stream stands and open a tailing connection, then spawn
+    /// the tasks: once this returns, every later entry is after a cursor and will be read.
+    async fn start_tails(&self) -> Result<BusStream, BusError> {
         let inner = &self.inner;
-        let baseline = inner.publisher.baseline(&inner.endpoint, &inner.options).await?;
-        let tail_conn = tail::open_tail_connection(&inner.endpoint, &inner.options).await?;
         let (tx, rx) = mpsc::channel::<BusItem>(CHANNEL_CAPACITY);
-        let tail = Tail {
-            endpoint: inner.endpoint.clone(),
-            options: inner.options.clone(),
-            cursor: Cursor::at(baseline),
-            tx,
-            counters: inner.counters.clone(),
-            status: inner.status.clone(),
-        };
-        tokio::spawn(tail.run(tail_conn));
-        inner.status.set_connected();
+        let mut tails = Vec::with_capacity(inner.shards.len());
+        for (options, status) in inner.shards.iter().zip(&inner.status) {
+            let baseline = inner.publisher.baseline(&inner.endpoint, options).await?;
+            let conn = tail::open_tail_connection(&inner.endpoint, options).await?;
+            let tail = Tail {
+                endpoint: inner.endpoint.clone(),
+                options: options.clone(),
+                cursor: Cursor::at(baseline),
+                positioned: self.positioned(),
+                tx: tx.clone(),
+                counters: inner.counters.clone(),
+                status: status.clone(),
+            };
+            tails.push((tail, conn));
+        }
+        for (tail, conn) in tails {
+            tail.status.set_connected();
+            tokio::spawn(tail.run(conn));
+        }
         Ok(Box::pin(ReceiverStream::new(rx)) as BusStream)
     }
 }
@@ -103,24 +121,32 @@ impl ServerEventBus for RedisBus {
     fn publish_event(&self, event: EventEnvelope) -> BoxFuture<'_, Result<EventEnvelope, BusError>> {
         Box::pin(async move {
             let inner = &self.inner;
-            let env = inner.publisher.publish(&inner.endpoint, &inner.options, event).await?;
+            let shard = &inner.shards[shard_of(&event, inner.shards.len())];
+            let mut env = inner.publisher.publish(&inner.endpoint, shard, event).await?;
+            if !self.positioned() {
+                env.version = 0;
+            }
             BusCounters::bump(&inner.counters.published);
             Ok(env)
         })
     }
 
     fn subscribe(&self) -> BoxFuture<'_, Result<BusStream, BusError>> {
-        Box::pin(self.start_tail())
+        Box::pin(self.start_tails())
     }
 
     fn status(&self) -> BusStatus {
-        self.inner.status.get()
+        let mut shards = self.inner.status.iter().map(StatusCell::get);
+        shards.find(|status| !status.is_connected()).unwrap_or(BusStatus::Connected)
     }
 
     fn position(&self) -> BoxFuture<'_, Result<Option<(u64, u64)>, BusError>> {
         Box::pin(async move {
             let inner = &self.inner;
-            let baseline = inner.publisher.baseline(&inner.endpoint, &inner.options).await?;
+            if !self.positioned() {
+                return Ok(None);
+            }
+            let baseline = inner.publisher.baseline(&inner.endpoint, &inner.shards[0]).await?;
             Ok(Some((baseline.epoch, baseline.version)))
         })
     }

@@ -1,20 +1,38 @@
-//! Finding the primary: a fixed server, or the one Redis Sentinel names right now. Every
-//! connection the bus opens (publishing, tailing) asks here first, so after a failover the
-//! next reconnect reaches the promoted replica.
+//! Finding where to send commands: a fixed server, the primary Redis Sentinel names right now,
+//! or a Redis Cluster (whose client routes each command to its slot's master). Every connection
+//! the bus opens (publishing, tailing) is opened here, so after a failover the next reconnect
+//! reaches the promoted replica.
+//!
+//! [`Conn`] is either kind of connection behind redis-rs's `ConnectionLike`, so scripts and
+//! commands run on both unchanged; only `WAIT` needs to know which (see [`Conn::wait`]).
 
+use std::time::Duration;
+
+use redis::aio::{ConnectionLike, MultiplexedConnection};
+use redis::cluster::ClusterClientBuilder;
+use redis::cluster_async::ClusterConnection;
+use redis::cluster_routing::{Route, RoutingInfo, SingleNodeRoutingInfo, SlotAddr};
 use redis::sentinel::{SentinelClient, SentinelNodeConnectionInfo, SentinelServerType};
-use redis::{AsyncConnectionConfig, Client, RedisResult, TlsMode, aio::MultiplexedConnection};
+use redis::{AsyncConnectionConfig, Client, Cmd, ConnectionInfo, Pipeline, RedisFuture, RedisResult, TlsMode, Value};
 
 use crate::options::RedisEndpoint;
 
-/// How to reach the current primary.
+/// How to reach the current primary (or the cluster).
 pub(crate) struct Endpoint {
     target: Target,
 }
 
 enum Target {
     Direct(Client),
-    Sentinel { sentinels: Vec<redis::ConnectionInfo>, master_name: String, node: SentinelNodeConnectionInfo },
+    Sentinel { sentinels: Vec<ConnectionInfo>, master_name: String, node: SentinelNodeConnectionInfo },
+    Cluster(Vec<ConnectionInfo>),
+}
+
+/// How long a connection may take to open, and a reply to arrive.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Timeouts {
+    pub(crate) connect: Duration,
+    pub(crate) response: Duration,
 }
 
 impl Endpoint {
@@ -29,15 +47,22 @@ impl Endpoint {
                 }
                 Target::Sentinel { sentinels: sentinels.clone(), master_name: master_name.clone(), node }
             }
+            RedisEndpoint::Cluster { nodes, .. } => Target::Cluster(nodes.clone()),
         };
         Ok(Endpoint { target })
     }
 
-    /// A client for the current primary. With Sentinel this asks the sentinels (in order) and
-    /// checks with `ROLE` that the named server considers itself the primary.
-    pub(crate) async fn primary(&self) -> RedisResult<Client> {
-        match &self.target {
-            Target::Direct(client) => Ok(client.clone()),
+    /// Whether this is a Redis Cluster.
+    pub(crate) fn is_cluster(&self) -> bool {
+        matches!(self.target, Target::Cluster(_))
+    }
+
+    /// Open a connection with `timeouts`: multiplexed to the current primary — with Sentinel,
+    /// the one the sentinels (asked in order) name and `ROLE` confirms — or a cluster
+    /// connection, which opens its own to the masters as commands need them.
+    pub(crate) async fn connect(&self, timeouts: Timeouts) -> RedisResult<Conn> {
+        let client = match &self.target {
+            Target::Direct(client) => client.clone(),
             Target::Sentinel { sentinels, master_name, node } => {
                 // Built per call: `SentinelClient` needs `&mut` and is not `Clone`, and building
                 // one does no I/O. Resolution happens only when a connection is (re)opened.
@@ -47,13 +72,73 @@ impl Endpoint {
                     Some(node.clone()),
                     SentinelServerType::Master,
                 )?;
-                sentinel.async_get_client().await
+                sentinel.async_get_client().await?
+            }
+            Target::Cluster(nodes) => {
+                let client = ClusterClientBuilder::new(nodes.clone())
+                    .connection_timeout(timeouts.connect)
+                    .response_timeout(timeouts.response)
+                    .build()?;
+                return Ok(Conn::Cluster(client.get_async_connection().await?));
+            }
+        };
+        let config = AsyncConnectionConfig::new()
+            .set_connection_timeout(Some(timeouts.connect))
+            .set_response_timeout(Some(timeouts.response));
+        Ok(Conn::Single(client.get_multiplexed_async_connection_with_config(&config).await?))
+    }
+}
+
+/// A connection to one server or to a cluster; clones share it.
+#[derive(Clone)]
+pub(crate) enum Conn {
+    Single(MultiplexedConnection),
+    Cluster(ClusterConnection),
+}
+
+impl Conn {
+    /// `WAIT replicas ms` on the server that holds `key`: how many replicas hold every write
+    /// this connection made there. On a cluster it must reach that key's master, which a
+    /// keyless command would not.
+    pub(crate) async fn wait(&mut self, key: &str, replicas: usize, ms: u64) -> RedisResult<usize> {
+        let mut wait = redis::cmd("WAIT");
+        wait.arg(replicas).arg(ms);
+        match self {
+            Conn::Single(conn) => wait.query_async(conn).await,
+            Conn::Cluster(conn) => {
+                let route = Route::with_key(key, SlotAddr::Master);
+                let routing = RoutingInfo::SingleNode(SingleNodeRoutingInfo::SpecificNode(route));
+                let value = conn.route_command(wait, routing).await?;
+                Ok(redis::from_redis_value(value)?)
             }
         }
     }
+}
 
-    /// Open a multiplexed connection to the current primary with `config`.
-    pub(crate) async fn connect(&self, config: &AsyncConnectionConfig) -> RedisResult<MultiplexedConnection> {
-        self.primary().await?.get_multiplexed_async_connection_with_config(config).await
+impl ConnectionLike for Conn {
+    fn req_packed_command<'a>(&'a mut self, cmd: &'a Cmd) -> RedisFuture<'a, Value> {
+        match self {
+            Conn::Single(conn) => conn.req_packed_command(cmd),
+            Conn::Cluster(conn) => conn.req_packed_command(cmd),
+        }
+    }
+
+    fn req_packed_commands<'a>(
+        &'a mut self,
+        pipeline: &'a Pipeline,
+        offset: usize,
+        count: usize,
+    ) -> RedisFuture<'a, Vec<Value>> {
+        match self {
+            Conn::Single(conn) => conn.req_packed_commands(pipeline, offset, count),
+            Conn::Cluster(conn) => conn.req_packed_commands(pipeline, offset, count),
+        }
+    }
+
+    fn get_db(&self) -> i64 {
+        match self {
+            Conn::Single(conn) => conn.get_db(),
+            Conn::Cluster(conn) => conn.get_db(),
+        }
     }
 }

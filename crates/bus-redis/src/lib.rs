@@ -1,9 +1,11 @@
 //! A [`ServerEventBus`] on a Redis stream, for fleets that already run Redis.
 //!
-//! - [`options`]: [`RedisBusOptions`], [`RedisEndpoint`] (one server or Sentinel) and their
-//!   defaults.
+//! - [`options`]: [`RedisBusOptions`], [`RedisEndpoint`] (one server, Sentinel or a Cluster)
+//!   and their defaults; `url` reads them from a URL.
 //! - [`bus`]: [`RedisBus`] — publishing and starting consumers.
-//! - `endpoint`: finding the current primary (directly, or by asking Sentinel).
+//! - `endpoint`: finding the current primary (directly, or by asking Sentinel), or the cluster;
+//!   the connection both kinds share.
+//! - `shard`: which event stream an event goes to when the bus is split.
 //! - `publisher`: the publishing connection, reconnected when a failure calls for it.
 //! - `tail`: the per-subscription task that reads the stream, reconnects and notices lost history.
 //! - `cursor`: a consumer's position and the gap rules.
@@ -29,6 +31,21 @@
 //! must be written by this bus only; its counter and epoch keys share its hash slot, so
 //! cluster-mode Redis holds all three on one shard.
 //!
+//! # Redis Cluster and shards
+//!
+//! `redis+cluster://h1:7000,h2:7001` connects through redis-rs's cluster client, which follows
+//! `MOVED`, `ASK` and failovers. The bus splits its events over
+//! [`shards`](RedisBusOptions::shards) streams (8 by default on a cluster), each with a hash tag
+//! of its own and its own counter and epoch, so the masters share the load. An event goes to its
+//! scope's shard, or its URI's, or shard 0 when it is about the whole fleet (see `shard`); every
+//! node tails every shard on its own connection. Each shard keeps the rules above — a failover
+//! of the master holding it or a slot migration starts a new epoch there (the promoted or
+//! receiving server has another replication id), which is a gap, never silence. What a split
+//! bus gives up is one order for everything: order holds per scope or URI, its events carry
+//! version 0 (unpositioned) and [`ServerEventBus::position`] answers `None`, so a 2025 client
+//! resuming with `Last-Event-ID` is answered by the gap rule (refresh what you follow) instead of
+//! a replay. Membership and keyspaces stay at the unsharded stream key's slot.
+//!
 //! ```no_run
 //! use mcp_fleet_bus::{Change, EventKind, ServerEventBus};
 //! # async fn run() -> Result<(), mcp_fleet_bus::BusError> {
@@ -47,7 +64,9 @@ mod keyspace;
 pub mod options;
 mod publisher;
 mod scripts;
+mod shard;
 mod tail;
+mod url;
 
 use std::sync::Arc;
 
@@ -57,7 +76,7 @@ pub use bus::RedisBus;
 pub use options::{RedisBusOptions, RedisEndpoint};
 
 /// Connect to `url` (`redis://`, `rediss://`, with user, password and db as redis-rs parses
-/// them, or `redis+sentinel://…/MASTER_NAME`; `stream` and `maxlen` as in
+/// them, `redis+sentinel://…/MASTER_NAME` or `redis+cluster://h1:p1,h2:p2`; parameters as in
 /// [`RedisBusOptions::from_url`]), publishing as `node_id`.
 pub async fn connect(url: &str, node_id: &str) -> Result<Arc<dyn ServerEventBus>, BusError> {
     let bus = RedisBus::connect(RedisBusOptions::from_url(url, node_id)?).await?;

@@ -1,6 +1,6 @@
-//! [`RedisBusOptions`]: where the Redis bus connects (one server, or the primary that Redis
-//! Sentinel names) and the limits it keeps. Parsing a plain URL is redis-rs's job; this file
-//! holds the knobs, their defaults, the Sentinel URL form and the key layout.
+//! [`RedisBusOptions`]: where the Redis bus connects (one server, the primary that Redis
+//! Sentinel names, or a Redis Cluster) and the limits it keeps: the knobs, their defaults and
+//! the key layout. Reading a URL is `crate::url`'s job.
 
 use std::time::Duration;
 
@@ -24,6 +24,11 @@ pub const DEFAULT_RECONNECT_MIN: Duration = Duration::from_millis(100);
 pub const DEFAULT_RECONNECT_MAX: Duration = Duration::from_secs(5);
 /// Default most entries read per `XREAD`.
 pub const DEFAULT_READ_COUNT: usize = 512;
+/// Default number of event streams on a Redis Cluster (see [`RedisBusOptions::shards`]): enough
+/// to spread the bus over a few masters; one server and Sentinel default to 1.
+pub const DEFAULT_CLUSTER_SHARDS: usize = 8;
+/// Most event streams a bus may be split into: every node tails each one on its own connection.
+pub const MAX_SHARDS: usize = 256;
 
 /// Where the bus finds its Redis primary.
 #[derive(Debug, Clone)]
@@ -42,6 +47,14 @@ pub enum RedisEndpoint {
         /// Credentials, database and protocol for the primary itself.
         primary: RedisConnectionInfo,
         /// Whether the primary is reached over TLS (`rediss+sentinel://`).
+        tls: bool,
+    },
+    /// A Redis Cluster: any of its nodes (credentials included); redis-rs's cluster client
+    /// learns the slot map from them and follows `MOVED`, `ASK` and failovers.
+    Cluster {
+        /// Nodes to start from.
+        nodes: Vec<ConnectionInfo>,
+        /// Whether the nodes are reached over TLS (`rediss+cluster://`).
         tls: bool,
     },
 }
@@ -77,6 +90,13 @@ pub struct RedisBusOptions {
     /// sentinels (a split brain) from acknowledging events that its demotion will discard:
     /// such a primary has no replica to acknowledge them.
     pub min_replica_acks: usize,
+    /// Event streams the bus is split into (URL `shards=N`, default 1, or
+    /// [`DEFAULT_CLUSTER_SHARDS`] on a cluster; at most [`MAX_SHARDS`]). An event goes to the
+    /// stream of its scope, or of its URI when unscoped, or to the first for fleet-wide changes,
+    /// so a cluster spreads the bus over its masters. With more than one the bus keeps order per
+    /// scope or URI only: its events are unpositioned (version 0) and it names no position (see
+    /// the crate docs). Every replica must use the same number.
+    pub shards: usize,
 }
 
 impl RedisBusOptions {
@@ -89,9 +109,11 @@ impl RedisBusOptions {
 
     /// Options for `endpoint` with every default.
     pub fn with_endpoint(endpoint: RedisEndpoint, node_id: &str) -> Self {
-        let min_replica_acks = usize::from(matches!(endpoint, RedisEndpoint::Sentinel { .. }));
+        let replicated = matches!(endpoint, RedisEndpoint::Sentinel { .. } | RedisEndpoint::Cluster { .. });
+        let shards = if matches!(endpoint, RedisEndpoint::Cluster { .. }) { DEFAULT_CLUSTER_SHARDS } else { 1 };
         RedisBusOptions {
-            min_replica_acks,
+            min_replica_acks: usize::from(replicated),
+            shards,
             endpoint,
             stream_key: DEFAULT_STREAM_KEY.to_owned(),
             max_len: DEFAULT_MAX_LEN,
@@ -102,37 +124,6 @@ impl RedisBusOptions {
             reconnect_max: DEFAULT_RECONNECT_MAX,
             read_count: DEFAULT_READ_COUNT,
         }
-    }
-
-    /// Options from a URL. One server: `redis://…` or `rediss://…` as redis-rs reads it.
-    /// Sentinel: `redis+sentinel://[user:password@]host:port[,host:port…]/MASTER_NAME[/DB]`
-    /// (`rediss+sentinel://` for TLS), where the credentials and database are the primary's;
-    /// `sentinel_username=` and `sentinel_password=` set the sentinels' own. Either form takes
-    /// `stream=KEY`, `maxlen=N` and `min_replica_acks=N`; a plain URL passes every other
-    /// parameter to redis-rs (e.g. `protocol=resp3`), a Sentinel URL refuses unknown ones.
-    ///
-    /// ```
-    /// use mcp_fleet_bus_redis::{RedisBusOptions, RedisEndpoint};
-    /// let o = RedisBusOptions::from_url("redis://127.0.0.1:6379/2?stream=fleet-a&maxlen=500", "n1").unwrap();
-    /// assert_eq!((o.stream_key.as_str(), o.max_len), ("fleet-a", 500));
-    /// let s = RedisBusOptions::from_url("redis+sentinel://:pw@10.0.0.1:26379,10.0.0.2:26379/mymaster", "n1").unwrap();
-    /// assert!(matches!(s.endpoint, RedisEndpoint::Sentinel { ref sentinels, .. } if sentinels.len() == 2));
-    /// ```
-    pub fn from_url(url: &str, node_id: &str) -> Result<Self, BusError> {
-        let (base, query) = url.split_once('?').unwrap_or((url, ""));
-        let mut params = QueryParams::parse(query)?;
-        let mut options = match sentinel_scheme(base) {
-            Some(tls) => {
-                let endpoint = parse_sentinel(base, tls, &mut params)?;
-                params.refuse_rest()?;
-                Self::with_endpoint(endpoint, node_id)
-            }
-            None => Self::new(&params.rebuild(base), node_id)?,
-        };
-        options.stream_key = params.stream.unwrap_or(options.stream_key);
-        options.max_len = params.max_len.unwrap_or(options.max_len);
-        options.min_replica_acks = params.min_replica_acks.unwrap_or(options.min_replica_acks);
-        Ok(options)
     }
 
     /// The same options with another stream key.
@@ -176,6 +167,18 @@ impl RedisBusOptions {
         }
     }
 
+    /// Shard `index`'s options: the same, with that shard's stream key — the stream key itself
+    /// when there is one shard, else `{<stream key without braces>#<index>}`, a hash tag of its
+    /// own so Redis Cluster spreads the shards over its slots. Membership and keyspaces stay at
+    /// the unsharded key's slot.
+    pub(crate) fn shard(&self, index: usize) -> RedisBusOptions {
+        let stream_key = match self.shards {
+            1 => self.stream_key.clone(),
+            _ => format!("{{{}#{index}}}", self.stream_key.replace(['{', '}'], "")),
+        };
+        RedisBusOptions { stream_key, ..self.clone() }
+    }
+
     /// The `CLIENT SETNAME` of this node's tailing connections, so an operator (or a test) can
     /// find them in `CLIENT LIST`. Spaces are replaced, as Redis forbids them in names.
     pub fn tail_client_name(&self) -> String {
@@ -196,6 +199,12 @@ impl RedisBusOptions {
         if self.publish_timeout.is_zero() || self.block_timeout.is_zero() || self.read_count == 0 {
             return Err(BusError::Config("redis timeouts and read count must be positive".into()));
         }
+        if self.shards == 0 || self.shards > MAX_SHARDS {
+            return Err(BusError::Config(format!("redis shards must be 1 to {MAX_SHARDS}, not {}", self.shards)));
+        }
+        if matches!(&self.endpoint, RedisEndpoint::Cluster { nodes, .. } if nodes.is_empty()) {
+            return Err(BusError::Config("a cluster URL needs at least one node".into()));
+        }
         if let RedisEndpoint::Sentinel { sentinels, master_name, .. } = &self.endpoint
             && (sentinels.is_empty() || master_name.is_empty())
         {
@@ -211,157 +220,9 @@ fn has_hash_tag(key: &str) -> bool {
     key.find('{').is_some_and(|open| key[open + 1..].find('}').is_some_and(|len| len > 0))
 }
 
-/// `Some(tls)` for the Sentinel schemes.
-fn sentinel_scheme(base: &str) -> Option<bool> {
-    if base.starts_with("redis+sentinel://") {
-        Some(false)
-    } else if base.starts_with("rediss+sentinel://") {
-        Some(true)
-    } else {
-        None
-    }
-}
-
-/// The query parameters the bus reads itself; the rest is kept for redis-rs.
-#[derive(Default)]
-struct QueryParams {
-    stream: Option<String>,
-    max_len: Option<u64>,
-    min_replica_acks: Option<usize>,
-    sentinel_username: Option<String>,
-    sentinel_password: Option<String>,
-    rest: Vec<String>,
-}
-
-impl QueryParams {
-    fn parse(query: &str) -> Result<Self, BusError> {
-        let mut params = QueryParams::default();
-        for pair in query.split('&').filter(|p| !p.is_empty()) {
-            match pair.split_once('=') {
-                Some(("stream", key)) if !key.is_empty() => params.stream = Some(key.to_owned()),
-                Some(("maxlen", n)) => {
-                    let n = n.parse().map_err(|_| BusError::Config(format!("invalid redis URL maxlen {n:?}")))?;
-                    params.max_len = Some(n);
-                }
-                Some(("min_replica_acks", n)) => {
-                    let invalid = || BusError::Config(format!("invalid redis URL min_replica_acks {n:?}"));
-                    params.min_replica_acks = Some(n.parse().map_err(|_| invalid())?);
-                }
-                Some(("sentinel_username", user)) => params.sentinel_username = Some(user.to_owned()),
-                Some(("sentinel_password", password)) => params.sentinel_password = Some(password.to_owned()),
-                _ => params.rest.push(pair.to_owned()),
-            }
-        }
-        Ok(params)
-    }
-
-    /// `base` with the parameters redis-rs should see.
-    fn rebuild(&self, base: &str) -> String {
-        if self.rest.is_empty() { base.to_owned() } else { format!("{base}?{}", self.rest.join("&")) }
-    }
-
-    fn refuse_rest(&self) -> Result<(), BusError> {
-        match self.rest.first() {
-            Some(pair) => Err(BusError::Config(format!("unknown redis sentinel URL parameter {pair:?}"))),
-            None => Ok(()),
-        }
-    }
-}
-
-/// Parse `redis+sentinel://[user:password@]h1:p1,h2:p2/MASTER[/DB]`.
-fn parse_sentinel(base: &str, tls: bool, params: &mut QueryParams) -> Result<RedisEndpoint, BusError> {
-    let invalid = |why: &str| BusError::Config(format!("invalid redis sentinel URL: {why}"));
-    let rest = base.split_once("://").map(|(_, rest)| rest).ok_or_else(|| invalid("no scheme"))?;
-    let (userinfo, rest) = match rest.rsplit_once('@') {
-        Some((userinfo, rest)) => (Some(userinfo), rest),
-        None => (None, rest),
-    };
-    let (hosts, path) = rest.split_once('/').ok_or_else(|| invalid("no /MASTER_NAME"))?;
-    let mut path = path.split('/').filter(|s| !s.is_empty());
-    let master_name = path.next().ok_or_else(|| invalid("no master name"))?.to_owned();
-    let db =
-        path.next().map(|db| db.parse::<i64>().map_err(|_| invalid("the database is not a number"))).transpose()?;
-    let mut primary = RedisConnectionInfo::default().set_db(db.unwrap_or(0));
-    if let Some((user, password)) = userinfo.map(|u| u.split_once(':').unwrap_or((u, ""))) {
-        if !user.is_empty() {
-            primary = primary.set_username(user);
-        }
-        if !password.is_empty() {
-            primary = primary.set_password(password);
-        }
-    }
-    let scheme = if tls { "rediss" } else { "redis" };
-    let sentinels = hosts
-        .split(',')
-        .filter(|h| !h.is_empty())
-        .map(|host| sentinel_info(&format!("{scheme}://{host}"), params))
-        .collect::<Result<Vec<_>, _>>()?;
-    Ok(RedisEndpoint::Sentinel { sentinels, master_name, primary, tls })
-}
-
-fn sentinel_info(url: &str, params: &QueryParams) -> Result<ConnectionInfo, BusError> {
-    let info =
-        url.into_connection_info().map_err(|e| BusError::Config(format!("redis sentinel address {url}: {e}")))?;
-    let mut settings = info.redis_settings().clone();
-    if let Some(user) = &params.sentinel_username {
-        settings = settings.set_username(user);
-    }
-    if let Some(password) = &params.sentinel_password {
-        settings = settings.set_password(password);
-    }
-    Ok(info.set_redis_settings(settings))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn debug_output_never_shows_a_password() {
-        let direct = RedisBusOptions::new("redis://u:hunter22@example.invalid:6380/3", "n").expect("valid url");
-        let url = "redis+sentinel://app:pr1mary@s1:26379/mymaster?sentinel_password=sent1nel";
-        let sentinel = RedisBusOptions::from_url(url, "n").expect("valid sentinel url");
-        for printed in [format!("{direct:?}"), format!("{sentinel:?}")] {
-            assert!(
-                !printed.contains("hunter22") && !printed.contains("pr1mary") && !printed.contains("sent1nel"),
-                "{printed}"
-            );
-            assert!(printed.contains("redacted"), "{printed}");
-        }
-    }
-
-    #[test]
-    fn parses_urls_with_credentials_and_db() {
-        let o = RedisBusOptions::new("redis://u:p@example.invalid:6380/3", "n 1").expect("valid url");
-        let RedisEndpoint::Direct(info) = &o.endpoint else { panic!("direct") };
-        assert_eq!(info.redis_settings().db(), 3);
-        assert_eq!(o.tail_client_name(), "mcp-fleet-tail:mcp-fleet:events:n_1");
-        assert!(RedisBusOptions::new("http://x", "n").is_err());
-    }
-
-    #[test]
-    fn sentinel_urls_name_sentinels_master_and_primary_credentials() {
-        let url = "redis+sentinel://app:secret@s1:26379,s2:26380/mymaster/4?stream=k&sentinel_password=sp&maxlen=9";
-        let o = RedisBusOptions::from_url(url, "n").expect("valid sentinel url");
-        let RedisEndpoint::Sentinel { sentinels, master_name, primary, tls } = &o.endpoint else { panic!("sentinel") };
-        assert_eq!((master_name.as_str(), *tls, o.stream_key.as_str(), o.max_len), ("mymaster", false, "k", 9));
-        assert_eq!((primary.username(), primary.password(), primary.db()), (Some("app"), Some("secret"), 4));
-        assert_eq!(sentinels.len(), 2);
-        assert_eq!(sentinels[1].addr().to_string(), "s2:26380");
-        assert_eq!(sentinels[0].redis_settings().password(), Some("sp"));
-        assert_eq!(o.min_replica_acks, 1, "behind Sentinel, a publish waits for a replica");
-        let lone = RedisBusOptions::from_url("redis://h/0?min_replica_acks=2", "n").expect("url");
-        assert_eq!(
-            (lone.min_replica_acks, RedisBusOptions::new("redis://h", "n").expect("url").min_replica_acks),
-            (2, 0)
-        );
-        let opt_out = RedisBusOptions::from_url("redis+sentinel://s1:26379/m?min_replica_acks=0", "n").expect("url");
-        assert_eq!(opt_out.min_replica_acks, 0);
-        assert!(RedisBusOptions::from_url("redis+sentinel://s1:26379", "n").is_err(), "no master name");
-        assert!(RedisBusOptions::from_url("redis+sentinel://s1:26379/m?strem=x", "n").is_err(), "typo");
-        let tls = RedisBusOptions::from_url("rediss+sentinel://s1:26379/m", "n").expect("tls sentinel");
-        assert!(matches!(tls.endpoint, RedisEndpoint::Sentinel { tls: true, .. }));
-    }
 
     #[test]
     fn sibling_keys_share_the_stream_keys_hash_slot() {
@@ -375,5 +236,23 @@ mod tests {
         let open_only = plain.with_stream_key("a{b");
         assert_eq!(open_only.version_key(), "{a{b}:version");
         assert!(open_only.validate().is_ok());
+    }
+
+    #[test]
+    fn shards_have_hash_tags_of_their_own() {
+        let one = RedisBusOptions::new("redis://h", "n").expect("url");
+        assert_eq!(one.shard(0).stream_key, "mcp-fleet:events");
+        let mut many = one.with_stream_key("{fleet}:events");
+        many.shards = 4;
+        let third = many.shard(3);
+        assert_eq!(
+            (third.stream_key.as_str(), third.version_key()),
+            ("{fleet:events#3}", "{fleet:events#3}:version".into())
+        );
+        assert_eq!(many.members_key(), "{fleet}:events:members");
+        many.shards = 0;
+        assert!(many.validate().is_err());
+        many.shards = MAX_SHARDS + 1;
+        assert!(many.validate().is_err());
     }
 }

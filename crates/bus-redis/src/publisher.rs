@@ -20,12 +20,10 @@ use std::sync::{Mutex, PoisonError};
 
 use mcp_fleet_bus::new_epoch;
 use mcp_fleet_bus::{BusError, EventEnvelope};
-use redis::AsyncConnectionConfig;
-use redis::aio::MultiplexedConnection;
 use tokio::time::Instant;
 
 use crate::cursor::Baseline;
-use crate::endpoint::Endpoint;
+use crate::endpoint::{Conn, Endpoint, Timeouts};
 use crate::options::RedisBusOptions;
 use crate::{is_reconnect_worthy, scripts, to_bus_error};
 
@@ -45,20 +43,19 @@ pub(crate) enum Retry {
 pub(crate) struct Publisher {
     /// The current connection and its generation, so a failure discards only the connection
     /// it happened on. A std mutex: held only to clone or replace, never across `.await`.
-    current: Mutex<(u64, Option<MultiplexedConnection>)>,
-    config: AsyncConnectionConfig,
+    current: Mutex<(u64, Option<Conn>)>,
+    timeouts: Timeouts,
 }
 
 impl Publisher {
     /// A publisher whose connections time out after `options.publish_timeout`.
     pub(crate) fn new(options: &RedisBusOptions) -> Self {
-        let config = AsyncConnectionConfig::new()
-            .set_connection_timeout(Some(options.publish_timeout))
-            .set_response_timeout(Some(options.publish_timeout));
-        Publisher { current: Mutex::new((0, None)), config }
+        let timeouts = Timeouts { connect: options.publish_timeout, response: options.publish_timeout };
+        Publisher { current: Mutex::new((0, None)), timeouts }
     }
 
-    /// Publish `env` with the epoch-settling script; resolves with its epoch and version.
+    /// Publish `env` with the epoch-settling script on the stream of `options` (a shard's);
+    /// resolves with its epoch and version.
     pub(crate) async fn publish(
         &self,
         endpoint: &Endpoint,
@@ -78,7 +75,7 @@ impl Publisher {
                     // so far (or the time is up) and says how many do.
                     let acks = match wanted {
                         0 => 0,
-                        _ => redis::cmd("WAIT").arg(wanted).arg(wait_ms as u64).query_async::<usize>(&mut conn).await?,
+                        _ => conn.wait(&options.stream_key, wanted, wait_ms as u64).await?,
                     };
                     Ok((epoch, version, acks))
                 }
@@ -111,7 +108,7 @@ impl Publisher {
         op: F,
     ) -> Result<T, BusError>
     where
-        F: Fn(MultiplexedConnection) -> Fut,
+        F: Fn(Conn) -> Fut,
         Fut: Future<Output = redis::RedisResult<T>>,
     {
         let deadline = Instant::now() + options.publish_timeout;
@@ -142,12 +139,12 @@ impl Publisher {
     }
 
     /// The current connection, opening one if there is none.
-    async fn connection(&self, endpoint: &Endpoint) -> Result<(u64, MultiplexedConnection), (u64, redis::RedisError)> {
+    async fn connection(&self, endpoint: &Endpoint) -> Result<(u64, Conn), (u64, redis::RedisError)> {
         let (generation, existing) = self.lock().clone();
         if let Some(conn) = existing {
             return Ok((generation, conn));
         }
-        let conn = endpoint.connect(&self.config).await.map_err(|err| (generation, err))?;
+        let conn = endpoint.connect(self.timeouts).await.map_err(|err| (generation, err))?;
         let mut current = self.lock();
         // Another publish may have connected meanwhile; either connection works, keep theirs.
         let conn = current.1.get_or_insert(conn).clone();
@@ -162,7 +159,7 @@ impl Publisher {
         }
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, (u64, Option<MultiplexedConnection>)> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, (u64, Option<Conn>)> {
         // The pair is replaced whole; a panic elsewhere cannot leave it half-written.
         self.current.lock().unwrap_or_else(PoisonError::into_inner)
     }

@@ -23,12 +23,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use mcp_fleet_bus::{Backoff, BusCounters, BusError, BusItem, EventEnvelope, GapReason, StatusCell};
-use redis::aio::MultiplexedConnection;
 use redis::streams::{StreamId, StreamReadReply};
 use tokio::sync::mpsc;
 
 use crate::cursor::{Baseline, Cursor};
-use crate::endpoint::Endpoint;
+use crate::endpoint::{Conn, Endpoint, Timeouts};
 use crate::options::RedisBusOptions;
 use crate::publisher::baseline;
 use crate::to_bus_error;
@@ -43,6 +42,9 @@ pub(crate) struct Tail {
     pub(crate) endpoint: Arc<Endpoint>,
     pub(crate) options: Arc<RedisBusOptions>,
     pub(crate) cursor: Cursor,
+    /// Whether delivered events keep their version (false on a sharded bus: see
+    /// [`RedisBusOptions::shards`]).
+    pub(crate) positioned: bool,
     pub(crate) tx: mpsc::Sender<BusItem>,
     pub(crate) counters: Arc<BusCounters>,
     pub(crate) status: StatusCell,
@@ -53,7 +55,7 @@ struct Closed;
 
 impl Tail {
     /// Tail until the consumer drops its stream; `conn` is an open tailing connection.
-    pub(crate) async fn run(mut self, mut conn: MultiplexedConnection) {
+    pub(crate) async fn run(mut self, mut conn: Conn) {
         loop {
             let read = tokio::select! {
                 _ = self.tx.closed() => return,
@@ -71,7 +73,7 @@ impl Tail {
     }
 
     /// One `XREAD BLOCK` after the cursor; `None` when the block time passed without entries.
-    async fn read(&self, conn: &mut MultiplexedConnection) -> redis::RedisResult<Option<Vec<StreamId>>> {
+    async fn read(&self, conn: &mut Conn) -> redis::RedisResult<Option<Vec<StreamId>>> {
         let reply: Option<StreamReadReply> = redis::cmd("XREAD")
             .arg("COUNT")
             .arg(self.options.read_count)
@@ -105,7 +107,7 @@ impl Tail {
         match (version, payload.as_deref().map(EventEnvelope::decode)) {
             (Some(version), Some(Ok(mut env))) => {
                 env.epoch = self.cursor.epoch;
-                env.version = version;
+                env.version = if self.positioned { version } else { 0 };
                 BusCounters::bump(&self.counters.received);
                 self.tx.send(BusItem::Event(env)).await.map_err(|_| Closed)
             }
@@ -128,7 +130,7 @@ impl Tail {
 
     /// Read the baseline and bring the cursor in line with it (see [`Cursor::resync`]),
     /// reporting the gap if entries it never read are gone. A failure here reconnects.
-    async fn check_history(&mut self, conn: &mut MultiplexedConnection) -> Result<(), Closed> {
+    async fn check_history(&mut self, conn: &mut Conn) -> Result<(), Closed> {
         match baseline(conn, &self.options).await {
             Ok(now) => self.resync(now).await,
             Err(err) => self.recover(conn, err).await,
@@ -147,7 +149,7 @@ impl Tail {
     }
 
     /// Reconnect after `err` until a fresh connection has passed the history check.
-    async fn recover(&mut self, conn: &mut MultiplexedConnection, err: redis::RedisError) -> Result<(), Closed> {
+    async fn recover(&mut self, conn: &mut Conn, err: redis::RedisError) -> Result<(), Closed> {
         tracing::warn!(stream = %self.options.stream_key, error = %err, "redis bus: tailing connection lost");
         self.status.set_reconnecting(&err);
         let mut backoff = Backoff::new(self.options.reconnect_min, self.options.reconnect_max);
@@ -171,7 +173,7 @@ impl Tail {
     }
 
     /// A fresh tailing connection and the baseline read on it.
-    async fn reopen(&self) -> Result<(MultiplexedConnection, Baseline), BusError> {
+    async fn reopen(&self) -> Result<(Conn, Baseline), BusError> {
         let mut conn = open_tail_connection(&self.endpoint, &self.options).await?;
         let now = baseline(&mut conn, &self.options).await.map_err(to_bus_error)?;
         Ok((conn, now))
@@ -179,14 +181,13 @@ impl Tail {
 }
 
 /// Open and name a tailing connection to the current primary.
-pub(crate) async fn open_tail_connection(
-    endpoint: &Endpoint,
-    options: &RedisBusOptions,
-) -> Result<MultiplexedConnection, BusError> {
-    let config = redis::AsyncConnectionConfig::new()
-        .set_connection_timeout(Some(options.publish_timeout))
-        .set_response_timeout(Some(options.block_timeout + READ_MARGIN));
-    let mut conn = endpoint.connect(&config).await.map_err(to_bus_error)?;
+pub(crate) async fn open_tail_connection(endpoint: &Endpoint, options: &RedisBusOptions) -> Result<Conn, BusError> {
+    let timeouts = Timeouts { connect: options.publish_timeout, response: options.block_timeout + READ_MARGIN };
+    let mut conn = endpoint.connect(timeouts).await.map_err(to_bus_error)?;
+    if endpoint.is_cluster() {
+        // A keyless command would name one random node's connection; cluster tails go unnamed.
+        return Ok(conn);
+    }
     redis::cmd("CLIENT")
         .arg("SETNAME")
         .arg(options.tail_client_name())

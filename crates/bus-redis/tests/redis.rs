@@ -87,6 +87,25 @@ async fn passes_the_shared_bus_suite() {
     cleanup(&mut admin, &key).await;
 }
 
+/// A bus split over four streams on one server: the same contract, unpositioned.
+#[tokio::test]
+async fn passes_the_shared_bus_suite_split_into_shards() {
+    let Some(mut admin) = admin().await else { return };
+    let key = unique_key("suite-sharded");
+    let nodes = |i: usize| {
+        let key = key.clone();
+        Box::pin(
+            async move { Arc::new(bus(&key, &format!("node-{i}"), |o| o.shards = 4).await) as Arc<dyn ServerEventBus> },
+        ) as BoxFuture<'static, Arc<dyn ServerEventBus>>
+    };
+    let suite = testing::run_suite_with(nodes, testing::SuiteOptions::sharded());
+    tokio::time::timeout(TEST_TIMEOUT, suite).await.expect("suite finished in time");
+    let shard_keys: Vec<String> =
+        redis::cmd("KEYS").arg(format!("{{{key}#*")).query_async(&mut admin).await.expect("keys");
+    assert_eq!(shard_keys.len(), 4 * 3, "each shard has its stream, counter and epoch: {shard_keys:?}");
+    let _: () = redis::cmd("DEL").arg(&shard_keys).query_async(&mut admin).await.expect("del");
+}
+
 #[tokio::test]
 async fn passes_the_membership_suite() {
     let Some(mut admin) = admin().await else { return };

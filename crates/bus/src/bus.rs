@@ -140,6 +140,9 @@ pub struct Member {
 /// - **Ordering**: events carry `(epoch, version)` (see [`EventEnvelope`](crate::EventEnvelope)); a node receives
 ///   the events of one epoch in version order, and reports a gap before the first event of a
 ///   new epoch.
+///   A backend split into independent streams (Redis with `shards > 1`) has no single order:
+///   its events carry version 0 (*unpositioned*, which consumers never replay by position),
+///   keep their order per scope or URI, and [`position`](Self::position) answers `None`.
 /// - **Publishing** resolves once the broker accepted the event, with its assigned epoch and
 ///   version; it fails with [`BusError`] (never hangs forever) while the broker is unreachable.
 /// - **Status** is the consumer's: [`BusStatus::Connected`] means events published now reach

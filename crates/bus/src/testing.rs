@@ -34,12 +34,24 @@ pub struct SuiteOptions {
     /// *different* publishers. `false` only for modes whose epoch and versions are per
     /// publisher (NATS core).
     pub versions_ordered_across_publishers: bool,
+    /// Events carry their `(epoch, version)` position and arrive in publish order whatever
+    /// they are about. `false` only for a sharded bus (Redis with `shards > 1`): its events are
+    /// unpositioned (version 0) and keep their order per scope or URI only; the suite then
+    /// checks each event arrives, not where.
+    pub positioned: bool,
 }
 
 impl Default for SuiteOptions {
     /// The full contract.
     fn default() -> Self {
-        SuiteOptions { versions_ordered_across_publishers: true }
+        SuiteOptions { versions_ordered_across_publishers: true, positioned: true }
+    }
+}
+
+impl SuiteOptions {
+    /// The contract of a sharded bus (see [`SuiteOptions::positioned`]).
+    pub fn sharded() -> Self {
+        SuiteOptions { versions_ordered_across_publishers: false, positioned: false }
     }
 }
 
@@ -86,14 +98,23 @@ where
         assert!(version >= published.version, "{}: {version} is before {}", nodes[1].backend(), published.version);
     }
 
-    // Scopes and URIs survive the trip; versions increase in publish order.
+    if options.positioned {
+        check_positions(&nodes, &mut streams, options).await;
+    } else {
+        check_unpositioned(&nodes, &mut streams).await;
+    }
+}
+
+/// Scopes and URIs survive the trip; versions increase in publish order; a burst arrives
+/// complete and in order.
+async fn check_positions(nodes: &[Arc<dyn ServerEventBus>; 3], streams: &mut [BusStream], options: SuiteOptions) {
     let a = nodes[1].publish(Change::resource("test://a").in_scope("tenant-a")).await.expect("publish");
     let b = nodes[2].publish(Change::list(EventKind::PromptsListChanged)).await.expect("publish");
     if options.versions_ordered_across_publishers {
         assert_eq!(a.epoch, b.epoch, "one epoch for every publisher");
         assert!(b.version > a.version, "versions must be monotonic: {} then {}", a.version, b.version);
     }
-    for stream in &mut streams {
+    for stream in streams.iter_mut() {
         let first = next_event(stream).await;
         assert_eq!((first.scope.as_deref(), first.uri.as_deref()), (Some("tenant-a"), Some("test://a")));
         let second = next_event(stream).await;
@@ -113,10 +134,37 @@ where
         last_version_by_node[i % 3] = sent.version;
         ids.push(sent.event_id);
     }
-    for stream in &mut streams {
+    for stream in streams.iter_mut() {
         for id in &ids {
             assert_eq!(&next_event(stream).await.event_id, id);
         }
+    }
+}
+
+/// A sharded bus: scopes and URIs survive the trip, every event of a burst over many URIs
+/// arrives exactly once per node (in any order across URIs), and one scope's events in order.
+async fn check_unpositioned(nodes: &[Arc<dyn ServerEventBus>; 3], streams: &mut [BusStream]) {
+    let mut ids = std::collections::BTreeSet::new();
+    let mut scoped = Vec::new();
+    for i in 0..50 {
+        let sent = nodes[i % 3].publish(Change::resource(format!("test://burst/{i}"))).await.expect("publish");
+        assert_eq!(sent.version, 0, "a sharded bus's events are unpositioned");
+        ids.insert(sent.event_id);
+        let change = Change::resource(format!("test://t/{i}")).in_scope("tenant-a");
+        scoped.push(nodes[i % 3].publish(change).await.expect("publish").event_id);
+    }
+    for stream in streams.iter_mut() {
+        let (mut seen, mut seen_scoped) = (std::collections::BTreeSet::new(), Vec::new());
+        while seen.len() + seen_scoped.len() < ids.len() + scoped.len() {
+            let got = next_event(stream).await;
+            if got.scope.as_deref() == Some("tenant-a") {
+                seen_scoped.push(got.event_id);
+            } else {
+                assert!(seen.insert(got.event_id.clone()), "{} arrived twice", got.event_id);
+            }
+        }
+        assert_eq!(seen, ids, "every unscoped event arrives");
+        assert_eq!(seen_scoped, scoped, "one scope's events arrive in publish order");
     }
 }
 
