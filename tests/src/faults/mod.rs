@@ -16,6 +16,7 @@
 pub mod endable;
 pub mod procs;
 pub mod record;
+pub mod redis_cluster;
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
