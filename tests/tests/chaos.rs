@@ -16,6 +16,7 @@ use mcp_fleet_tests::WAIT;
 use mcp_fleet_tests::faults::FaultFleet;
 use mcp_fleet_tests::faults::endable::{EndableBus, Ending};
 use mcp_fleet_tests::faults::procs::{NatsServer, RedisServer, TempDir};
+use mcp_fleet_tests::faults::redis_cluster::RedisCluster;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use tokio::time::Instant;
@@ -32,9 +33,11 @@ fn duration() -> Duration {
 /// The faults a chaos run draws from.
 #[derive(Debug, Clone, Copy)]
 enum Chaos {
-    /// Redis: `CLIENT KILL TYPE normal`. NATS: the stream deleted.
+    /// Redis: `CLIENT KILL TYPE normal`. NATS: the stream deleted. Redis Cluster: the slot of
+    /// the fleet-wide shard migrated to another master.
     Connections,
-    /// The broker crashes and restarts (Redis empty, NATS with its store).
+    /// The broker crashes and restarts (Redis empty, NATS with its store). Redis Cluster: the
+    /// master of the fleet-wide shard crashes, a replica takes over, and it rejoins.
     Restart,
     /// One node's consumer stream ends.
     ConsumerEnds(usize),
@@ -57,7 +60,11 @@ impl Chaos {
 enum Broker {
     Redis(RedisServer),
     Nats(NatsServer),
+    Cluster(RedisCluster),
 }
+
+/// The fleet-wide shard of the cluster run's bus (stream `chaos`).
+const CLUSTER_SHARD_ZERO: &str = "{chaos#0}";
 
 impl Broker {
     async fn apply(&mut self, chaos: Chaos, switches: &[Arc<EndableBus>]) {
@@ -82,6 +89,11 @@ impl Broker {
             (Broker::Nats(server), Chaos::Restart) => {
                 server.kill();
                 server.restart().await;
+            }
+            (Broker::Cluster(cluster), Chaos::Connections) => _ = cluster.migrate_slot_of(CLUSTER_SHARD_ZERO).await,
+            (Broker::Cluster(cluster), Chaos::Restart) => {
+                let killed = cluster.kill_master_of(CLUSTER_SHARD_ZERO).await;
+                cluster.restart(killed).await;
             }
             (_, Chaos::ConsumerEnds(node)) => switches[node].force(Ending::End),
             (_, Chaos::ConsumerPanics(node)) => switches[node].force(Ending::Panic),
@@ -126,6 +138,22 @@ async fn random_faults_under_concurrent_publishers_on_redis() {
         buses.push(Arc::new(RedisBus::connect(options).await.expect("connect")) as Arc<dyn ServerEventBus>);
     }
     run("chaos on redis", Broker::Redis(server), buses).await;
+}
+
+#[tokio::test]
+async fn random_faults_under_concurrent_publishers_on_a_redis_cluster() {
+    let dir = TempDir::new("chaos-redis-cluster");
+    let cluster = RedisCluster::start(dir.path()).await;
+    let mut buses = Vec::new();
+    for i in 0..3 {
+        let url = format!("{}?stream=chaos", cluster.url());
+        let mut options = RedisBusOptions::from_url(&url, &format!("node-{i}")).expect("url");
+        options.publish_timeout = Duration::from_secs(1);
+        options.block_timeout = Duration::from_millis(500);
+        options.reconnect_max = Duration::from_millis(500);
+        buses.push(Arc::new(RedisBus::connect(options).await.expect("connect")) as Arc<dyn ServerEventBus>);
+    }
+    run("chaos on a redis cluster", Broker::Cluster(cluster), buses).await;
 }
 
 #[tokio::test]

@@ -123,7 +123,7 @@ impl FaultFleet {
             let sent = Instant::now();
             match publish_kind(&notifier, kind).await {
                 Ok(event) => {
-                    let accepted = Accepted { sent, kind, epoch: event.epoch, version: event.version };
+                    let accepted = Accepted::of(sent, kind, &event);
                     self.accepted.lock().expect("accepted").push(accepted);
                     return accepted;
                 }
@@ -155,7 +155,7 @@ impl FaultFleet {
                         let kind = (n + node) % FOLLOWED.len();
                         let sent = Instant::now();
                         match publish_kind(&notifier, kind).await {
-                            Ok(e) => accepted.push(Accepted { sent, kind, epoch: e.epoch, version: e.version }),
+                            Ok(e) => accepted.push(Accepted::of(sent, kind, &e)),
                             Err(_) => failures += 1,
                         }
                         tokio::time::sleep(PUBLISH_EVERY).await;
@@ -231,7 +231,11 @@ impl FaultFleet {
 
     /// Shut every node down.
     pub async fn shutdown(self) {
-        for node in self.nodes {
+        // The readers stop first: a node shutting down ends its listens with their completion
+        // result, which a reader would answer by reopening them on a node that is gone.
+        let FaultFleet { nodes, streams, .. } = self;
+        drop(streams);
+        for node in nodes {
             node.shutdown().await;
         }
     }

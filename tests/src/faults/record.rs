@@ -14,6 +14,12 @@
 //!
 //! "After the publish was sent" matters for deliveries too: a stream rolled back within its
 //! epoch reuses versions, and an old notification at a higher version covers nothing new.
+//!
+//! **Unpositioned events** (a bus split into shards: version 0) have no place in one order.
+//! One kind's events share a shard and keep their order there, so an event is covered by a
+//! notification of its kind published no earlier (`publishedAtMs`, one clock on this machine),
+//! or by a gap of its kind after it was sent. This is weaker by one millisecond: an event
+//! published in the same millisecond just before it covers it too.
 //! A gap frame without a place (a node that had delivered nothing yet, or a resumed session
 //! stream's first invalidation) covers what was sent before it arrived.
 //!
@@ -55,6 +61,8 @@ pub struct Received {
     pub gap: bool,
     /// A gap's `(epoch, lastVersion)`: the last event its node delivered before it.
     pub gap_after: Option<(u64, u64)>,
+    /// When the event was published (`publishedAtMs`).
+    pub published_at_ms: Option<u64>,
 }
 
 /// A publish the bus accepted.
@@ -66,8 +74,17 @@ pub struct Accepted {
     pub kind: usize,
     /// Its epoch.
     pub epoch: u64,
-    /// Its version.
+    /// Its version (0: unpositioned, see the module docs).
     pub version: u64,
+    /// When its node published it (ms since the Unix epoch).
+    pub published_at_ms: u64,
+}
+
+impl Accepted {
+    /// The publish of `FOLLOWED[kind]` sent at `sent`, as the bus accepted it.
+    pub fn of(sent: Instant, kind: usize, event: &mcp_fleet_bus::EventEnvelope) -> Accepted {
+        Accepted { sent, kind, epoch: event.epoch, version: event.version, published_at_ms: event.published_at_ms }
+    }
 }
 
 /// The notifications of one listen stream, read by a task of its own.
@@ -129,6 +146,7 @@ fn relisted(at: Instant) -> impl Iterator<Item = Received> {
         position: None,
         gap: true,
         gap_after: None,
+        published_at_ms: None,
     })
 }
 
@@ -223,6 +241,10 @@ fn is_covered(received: &[Received], accepted: &Accepted) -> bool {
     let method = FOLLOWED[accepted.kind];
     // Notifications that arrived once the publish was sent.
     let after = &received[received.partition_point(|r| r.at < accepted.sent)..];
+    if accepted.version == 0 {
+        let published_no_earlier = |r: &Received| r.published_at_ms.is_some_and(|ms| ms >= accepted.published_at_ms);
+        return after.iter().any(|r| r.method == method && (r.gap || published_no_earlier(r)));
+    }
     let at_or_past = |r: &Received| {
         r.position.is_some_and(|(epoch, version)| epoch == accepted.epoch && version >= accepted.version)
     };
@@ -248,6 +270,7 @@ fn parse(message: &Value) -> Received {
         position,
         gap: meta["gap"] == true,
         gap_after: meta["epoch"].as_u64().zip(meta["lastVersion"].as_u64()),
+        published_at_ms: meta["publishedAtMs"].as_u64(),
     }
 }
 
@@ -300,17 +323,25 @@ mod tests {
             position: Some((epoch, version)),
             gap: false,
             gap_after: None,
+            published_at_ms: Some(version),
         }
     }
 
     fn gap(at: Instant, kind: usize, after: Option<(u64, u64)>) -> Received {
-        Received { at, method: FOLLOWED[kind].to_owned(), position: None, gap: true, gap_after: after }
+        Received {
+            at,
+            method: FOLLOWED[kind].to_owned(),
+            position: None,
+            gap: true,
+            gap_after: after,
+            published_at_ms: None,
+        }
     }
 
     #[test]
     fn a_gap_covers_only_what_its_node_had_not_delivered_past() {
         let t = Instant::now();
-        let lost = Accepted { sent: at(t, 10), kind: TOOLS, epoch: 1, version: 5 };
+        let lost = Accepted { sent: at(t, 10), kind: TOOLS, epoch: 1, version: 5, published_at_ms: 5 };
         // The stream went on past version 5 (prompts 6, tools 7 coalesced away later), then
         // an unrelated gap: the node had the event, the gap is not why the stream lacks it.
         let unrelated = [event(at(t, 20), 1, 1, 6), gap(at(t, 900), TOOLS, Some((1, 40)))];
@@ -327,7 +358,7 @@ mod tests {
         let t = Instant::now();
         // Versions reused after a rollback within the epoch: the old notification at 9 came
         // before the publish of the new 5.
-        let reused = Accepted { sent: at(t, 100), kind: TOOLS, epoch: 1, version: 5 };
+        let reused = Accepted { sent: at(t, 100), kind: TOOLS, epoch: 1, version: 5, published_at_ms: 5 };
         assert!(!is_covered(&[event(at(t, 50), TOOLS, 1, 9)], &reused));
         assert!(is_covered(&[event(at(t, 50), TOOLS, 1, 9), event(at(t, 150), TOOLS, 1, 6)], &reused), "coalesced");
         assert!(!is_covered(&[event(at(t, 150), TOOLS, 2, 6)], &reused), "another epoch's version");
@@ -336,9 +367,10 @@ mod tests {
     #[test]
     fn listing_again_covers_every_kind_sent_before_it_and_nothing_after() {
         let t = Instant::now();
-        let before: Vec<Accepted> =
-            (0..FOLLOWED.len()).map(|kind| Accepted { sent: at(t, 10), kind, epoch: 1, version: 5 }).collect();
-        let after = Accepted { sent: at(t, 200), kind: TOOLS, epoch: 1, version: 6 };
+        let before: Vec<Accepted> = (0..FOLLOWED.len())
+            .map(|kind| Accepted { sent: at(t, 10), kind, epoch: 1, version: 5, published_at_ms: 5 })
+            .collect();
+        let after = Accepted { sent: at(t, 200), kind: TOOLS, epoch: 1, version: 6, published_at_ms: 6 };
         // The stream heard version 4, ended with its completion result, and was opened again
         // at 100 ms: the client's new list has every change sent before.
         let mut log = vec![event(at(t, 5), TOOLS, 1, 4)];
@@ -347,5 +379,19 @@ mod tests {
         assert!(!is_covered(&log, &after), "a change sent after the list must arrive on the new stream");
         log.push(event(at(t, 210), TOOLS, 1, 6));
         assert!(is_covered(&log, &after));
+    }
+
+    #[test]
+    fn an_unpositioned_publish_is_covered_by_its_kind_published_no_earlier_or_a_gap() {
+        let t = Instant::now();
+        let sent = Accepted { sent: at(t, 10), kind: TOOLS, epoch: 3, version: 0, published_at_ms: 1000 };
+        let heard =
+            |ms: u64| Received { published_at_ms: Some(ms), position: Some((3, 0)), ..event(at(t, 50), TOOLS, 3, 0) };
+        assert!(is_covered(&[heard(1000)], &sent), "its own notification");
+        assert!(is_covered(&[heard(1200)], &sent), "a later one of its kind, coalesced");
+        assert!(!is_covered(&[heard(999)], &sent), "an earlier publish covers nothing new");
+        assert!(!is_covered(&[Received { method: FOLLOWED[1].to_owned(), ..heard(1200) }], &sent), "another kind");
+        assert!(is_covered(&[gap(at(t, 50), TOOLS, None)], &sent), "a gap of its kind after it was sent");
+        assert!(!is_covered(&[gap(at(t, 5), TOOLS, None)], &sent), "a gap before it was sent");
     }
 }
