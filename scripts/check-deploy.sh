@@ -234,6 +234,12 @@ security_defaults() {
         --set networkPolicy.egress.enabled=false --show-only templates/networkpolicy.yaml
     check_render "catalog.filesRoot beside a Secret mount renders" yes "value: \"/srv/docs\"" \
         -f "$chart/ci/catalog-existing-configmap-values.yaml"
+    check_render "the egress allows each Redis Cluster node's port" yes "        - port: 7001" \
+        --set bus.redisCluster.enabled=true --set 'bus.redisCluster.nodes={c0:7000,c1:7001}' \
+        --show-only templates/networkpolicy.yaml
+    check_notes "bus.redisCluster builds the cluster URL" \
+        "Bus: redis+cluster://redis-cluster-0.redis-cluster:6379,redis-cluster-1.redis-cluster:6379,redis-cluster-2.redis-cluster:6379?shards=12&stream=mcp-fleet-prod (from Secret" \
+        -f "$chart/ci/redis-cluster-values.yaml"
     check_notes "NOTES show the bus URL redacted" "Bus: rediss://***@redis:6380/0 (from Secret" --set bus.url="$bus_pass"
     check_notes "NOTES never show the bus password" '!SECRET-bus-pass' --set bus.url="$bus_pass"
 }

@@ -4,7 +4,7 @@
 //! | URL | Backend |
 //! |---|---|
 //! | `memory://` | [`MemoryBus`]: one process |
-//! | `redis://…`, `rediss://…`, `redis+sentinel://…/MASTER` | `mcp-fleet-bus-redis` (feature `redis`) |
+//! | `redis://…`, `rediss://…`, `redis+sentinel://…/MASTER`, `redis+cluster://h1,h2` | `mcp-fleet-bus-redis` (feature `redis`) |
 //! | `nats://host:4222[,host:4222…]`, `tls://…` | `mcp-fleet-bus-nats` (feature `nats`) |
 //!
 //! ```
@@ -38,13 +38,13 @@ async fn connect_unscrubbed(url: &str, node_id: &str) -> Result<Arc<dyn ServerEv
         // Boxed: the backends' connect futures are deep, and every embedding async fn would
         // otherwise inline their layout.
         #[cfg(feature = "redis")]
-        "redis" | "rediss" | "redis+sentinel" | "rediss+sentinel" => {
+        "redis" | "rediss" | "redis+sentinel" | "rediss+sentinel" | "redis+cluster" | "rediss+cluster" => {
             Box::pin(mcp_fleet_bus_redis::connect(url, node_id)).await
         }
         #[cfg(feature = "nats")]
         "nats" | "tls" => Box::pin(mcp_fleet_bus_nats::connect(url, node_id)).await,
         other => Err(BusError::Config(format!(
-            "unsupported event bus URL scheme {other:?}: use memory://, redis://, rediss://, redis+sentinel:// or nats:// (with the matching feature)"
+            "unsupported event bus URL scheme {other:?}: use memory://, redis://, rediss://, redis+sentinel://, redis+cluster:// or nats:// (with the matching feature)"
         ))),
     }
 }
@@ -110,6 +110,8 @@ mod tests {
             "nats://u:SECRET-3@a:4222,b:SECRET-4@bad:port:99",
             "kafka://u:SECRET-5@x",
             "redis://u:SECRET-6@127.0.0.1:1/0",
+            "redis+cluster://u:SECRET-7@127.0.0.1:1?shard_password=SECRET-8",
+            "redis+cluster://u:SECRET-9@127.0.0.1:1",
         ] {
             let err = connect(url, "n").await.err().map(|e| e.to_string()).unwrap_or_default();
             assert!(!err.is_empty(), "{url} fails");

@@ -1,6 +1,6 @@
 {{/*
 The bus URL the chart builds (MCP_FLEET_BUS), when it does not come from bus.existingSecret:
-Redis Sentinel or NATS cluster when enabled, bus.url otherwise. Every replica must use the
+Redis Sentinel, Redis Cluster or NATS cluster when enabled, bus.url otherwise. Every replica must use the
 same URL; the node parses the query options.
 */}}
 {{- define "mcp-fleet.busUrl" -}}
@@ -9,6 +9,13 @@ same URL; the node parses the query options.
 {{- $s := $bus.redisSentinel }}
 {{- printf "redis+sentinel://%s/%s" (join "," $s.sentinels) $s.masterName }}
 {{- with $s.stream }}?stream={{ . | urlquery }}{{ end }}
+{{- else if $bus.redisCluster.enabled }}
+{{- $c := $bus.redisCluster }}
+{{- $query := list }}
+{{- with $c.shards }}{{ $query = append $query (printf "shards=%d" (int .)) }}{{ end }}
+{{- with $c.stream }}{{ $query = append $query (printf "stream=%s" (urlquery .)) }}{{ end }}
+{{- printf "%s://%s" (ternary "rediss+cluster" "redis+cluster" $c.tls) (join "," $c.nodes) }}
+{{- with $query }}?{{ join "&" . }}{{ end }}
 {{- else if $bus.nats.enabled }}
 {{- $n := $bus.nats }}
 {{- $query := list (printf "replicas=%d" (int $n.replicas)) }}

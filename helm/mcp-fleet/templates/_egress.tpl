@@ -62,7 +62,9 @@ name hosts, and ipBlock does not match pod IPs on every CNI. The metadata endpoi
 {{/*
 The bus's TCP ports as a JSON list: networkPolicy.egress.bus.ports, else those of the URL
 the chart builds (each host's port, or the scheme's default: redis 6379, Sentinel 26379 plus
-6379 for the masters it names, NATS 4222); none for memory://. With bus.existingSecret the
+6379 for the masters it names, Redis Cluster each listed node's port, NATS 4222); none for
+memory://. A cluster whose nodes listen on other ports than the listed ones needs
+networkPolicy.egress.bus.ports. With bus.existingSecret the
 chart cannot read the URL: mcp-fleet.validate requires bus.ports then.
 */}}
 {{- define "mcp-fleet.busPorts" -}}
@@ -72,7 +74,7 @@ chart cannot read the URL: mcp-fleet.validate requires bus.ports then.
 {{- else if not .Values.bus.existingSecret }}
 {{- $url := include "mcp-fleet.busUrl" . }}
 {{- $scheme := regexReplaceAll "://.*$" $url "" | lower }}
-{{- $defaults := dict "redis" 6379 "rediss" 6379 "redis+sentinel" 26379 "rediss+sentinel" 26379 "nats" 4222 "tls" 4222 }}
+{{- $defaults := dict "redis" 6379 "rediss" 6379 "redis+sentinel" 26379 "rediss+sentinel" 26379 "redis+cluster" 6379 "rediss+cluster" 6379 "nats" 4222 "tls" 4222 }}
 {{- if hasKey $defaults $scheme }}
 {{- $hosts := regexReplaceAll "^[^:]+://([^/?#]*@)?([^/?#]*).*$" $url "${2}" }}
 {{- range splitList "," $hosts }}

@@ -26,8 +26,14 @@ Each one has a case in ../ci-invalid/ that scripts/check-deploy.sh expects to fa
 {{- if and $bus.redisSentinel.enabled $bus.nats.enabled }}
 {{- fail "bus.redisSentinel.enabled and bus.nats.enabled are both true: the fleet uses one bus" }}
 {{- end }}
-{{- if and $bus.existingSecret (or $bus.redisSentinel.enabled $bus.nats.enabled) }}
-{{- fail "bus.existingSecret holds the whole bus URL: disable bus.redisSentinel / bus.nats, or drop bus.existingSecret" }}
+{{- if and $bus.redisCluster.enabled (or $bus.redisSentinel.enabled $bus.nats.enabled) }}
+{{- fail "bus.redisCluster.enabled with bus.redisSentinel or bus.nats enabled: the fleet uses one bus" }}
+{{- end }}
+{{- if and $bus.existingSecret (or $bus.redisSentinel.enabled $bus.redisCluster.enabled $bus.nats.enabled) }}
+{{- fail "bus.existingSecret holds the whole bus URL: disable bus.redisSentinel / bus.redisCluster / bus.nats, or drop bus.existingSecret" }}
+{{- end }}
+{{- if and $bus.redisCluster.enabled (not $bus.redisCluster.nodes) }}
+{{- fail "bus.redisCluster.enabled needs bus.redisCluster.nodes (host:port list)" }}
 {{- end }}
 {{- if and $bus.redisSentinel.enabled (or (not $bus.redisSentinel.sentinels) (not $bus.redisSentinel.masterName)) }}
 {{- fail "bus.redisSentinel.enabled needs bus.redisSentinel.sentinels (host:port list) and bus.redisSentinel.masterName" }}
@@ -40,8 +46,8 @@ Each one has a case in ../ci-invalid/ that scripts/check-deploy.sh expects to fa
 {{- fail "networkPolicy.egress.enabled with bus.existingSecret needs networkPolicy.egress.bus.ports (the chart cannot read the URL in the Secret), or networkPolicy.egress.enabled=false" }}
 {{- end }}
 {{- end }}
-{{- if not (or $bus.existingSecret $bus.redisSentinel.enabled $bus.nats.enabled $bus.url) }}
-{{- fail "set bus.url, bus.existingSecret, bus.redisSentinel or bus.nats" }}
+{{- if not (or $bus.existingSecret $bus.redisSentinel.enabled $bus.redisCluster.enabled $bus.nats.enabled $bus.url) }}
+{{- fail "set bus.url, bus.existingSecret, bus.redisSentinel, bus.redisCluster or bus.nats" }}
 {{- end }}
 {{- $maxReplicas := ternary .Values.autoscaling.maxReplicas .Values.replicaCount .Values.autoscaling.enabled | int }}
 {{- if and (hasPrefix "memory://" (include "mcp-fleet.busUrl" .)) (not $bus.existingSecret) (gt $maxReplicas 1) }}
