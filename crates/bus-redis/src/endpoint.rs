@@ -3,15 +3,14 @@
 //! the bus opens (publishing, tailing) is opened here, so after a failover the next reconnect
 //! reaches the promoted replica.
 //!
-//! [`Conn`] is either kind of connection behind redis-rs's `ConnectionLike`, so scripts and
-//! commands run on both unchanged; only `WAIT` needs to know which (see [`Conn::wait`]).
+//! [`Conn`] is either kind of connection behind redis-rs's `ConnectionLike`, so scripts,
+//! commands and pipelines run on both unchanged (a cluster routes a pipeline by its first key).
 
 use std::time::Duration;
 
 use redis::aio::{ConnectionLike, MultiplexedConnection};
 use redis::cluster::ClusterClientBuilder;
 use redis::cluster_async::ClusterConnection;
-use redis::cluster_routing::{Route, RoutingInfo, SingleNodeRoutingInfo, SlotAddr};
 use redis::sentinel::{SentinelClient, SentinelNodeConnectionInfo, SentinelServerType};
 use redis::{AsyncConnectionConfig, Client, Cmd, ConnectionInfo, Pipeline, RedisFuture, RedisResult, TlsMode, Value};
 
@@ -94,25 +93,6 @@ impl Endpoint {
 pub(crate) enum Conn {
     Single(MultiplexedConnection),
     Cluster(ClusterConnection),
-}
-
-impl Conn {
-    /// `WAIT replicas ms` on the server that holds `key`: how many replicas hold every write
-    /// this connection made there. On a cluster it must reach that key's master, which a
-    /// keyless command would not.
-    pub(crate) async fn wait(&mut self, key: &str, replicas: usize, ms: u64) -> RedisResult<usize> {
-        let mut wait = redis::cmd("WAIT");
-        wait.arg(replicas).arg(ms);
-        match self {
-            Conn::Single(conn) => wait.query_async(conn).await,
-            Conn::Cluster(conn) => {
-                let route = Route::with_key(key, SlotAddr::Master);
-                let routing = RoutingInfo::SingleNode(SingleNodeRoutingInfo::SpecificNode(route));
-                let value = conn.route_command(wait, routing).await?;
-                Ok(redis::from_redis_value(value)?)
-            }
-        }
-    }
 }
 
 impl ConnectionLike for Conn {

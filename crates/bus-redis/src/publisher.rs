@@ -69,14 +69,20 @@ impl Publisher {
                 let mut invocation = scripts::PUBLISH.prepare_invoke();
                 invocation.key(&options.stream_key).key(options.version_key()).key(options.epoch_key());
                 invocation.arg(new_epoch()).arg(&payload[..]).arg(options.max_len);
+                let pipeline = (wanted > 0).then(|| publish_and_wait(options, &payload, wanted, wait_ms as u64));
                 async move {
-                    let (epoch, version) = invocation.invoke_async::<(u64, u64)>(&mut conn).await?;
-                    // WAIT blocks until `wanted` replicas hold every write of this connection
-                    // so far (or the time is up) and says how many do.
-                    let acks = match wanted {
-                        0 => 0,
-                        _ => conn.wait(&options.stream_key, wanted, wait_ms as u64).await?,
+                    let Some(pipeline) = pipeline else {
+                        let (epoch, version) = invocation.invoke_async::<(u64, u64)>(&mut conn).await?;
+                        return Ok((epoch, version, 0));
                     };
+                    let reply = match pipeline.query_async::<((u64, u64), usize)>(&mut conn).await {
+                        Err(err) if err.kind() == redis::ErrorKind::Server(redis::ServerErrorKind::NoScript) => {
+                            scripts::PUBLISH.load_async(&mut conn).await?;
+                            pipeline.query_async(&mut conn).await?
+                        }
+                        reply => reply?,
+                    };
+                    let ((epoch, version), acks) = reply;
                     Ok((epoch, version, acks))
                 }
             })
@@ -163,6 +169,19 @@ impl Publisher {
         // The pair is replaced whole; a panic elsewhere cannot leave it half-written.
         self.current.lock().unwrap_or_else(PoisonError::into_inner)
     }
+}
+
+/// The publish script by its hash, then `WAIT wanted ms`, in one pipeline: one request to one
+/// server (on a cluster, the master of the stream's slot: the pipeline is routed by its first
+/// key), so the `WAIT` counts the replicas that hold this very write.
+fn publish_and_wait(options: &RedisBusOptions, payload: &[u8], wanted: usize, ms: u64) -> redis::Pipeline {
+    let mut publish = redis::cmd("EVALSHA");
+    publish.arg(scripts::PUBLISH.get_hash()).arg(3);
+    publish.arg(&options.stream_key).arg(options.version_key()).arg(options.epoch_key());
+    publish.arg(new_epoch()).arg(payload).arg(options.max_len);
+    let mut pipeline = redis::pipe();
+    pipeline.add_command(publish).add_command(redis::cmd("WAIT").arg(wanted).arg(ms).clone());
+    pipeline
 }
 
 /// The stream's [`Baseline`], read (and the epoch settled) atomically on `conn`.

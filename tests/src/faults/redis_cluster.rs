@@ -103,7 +103,8 @@ impl RedisCluster {
         if masters != MASTERS || masters + replicas != running {
             return Some(format!("{masters} serving masters, {replicas} replicas, {running} running"));
         }
-        // A publish waits for a replica: each master's replicas must be in sync, not just known.
+        // A publish waits for a replica: each master's replicas must be in sync, not just known
+        // (a replica that has just loaded its copy is streamed to only after its first ack).
         for master in lines.iter().filter(|l| l.master && !l.failed) {
             let Some(mut conn) = redis_connect(master.port).await else {
                 return Some(format!("{} is silent", master.port));
@@ -112,6 +113,9 @@ impl RedisCluster {
             let online = info.matches("state=online").count();
             if online < REPLICAS_PER_MASTER {
                 return Some(format!("master {} has {online} replicas in sync", master.port));
+            }
+            if !acknowledged(&mut conn, master).await {
+                return Some(format!("master {}'s replicas do not acknowledge a write yet", master.port));
             }
         }
         None
@@ -263,6 +267,17 @@ fn crc16_xmodem(bytes: &[u8]) -> u16 {
         }
         crc
     })
+}
+
+/// Whether every replica of `master` acknowledges a write to it within 200 ms (`WAIT` on the
+/// connection that wrote a key of its slots).
+async fn acknowledged(conn: &mut MultiplexedConnection, master: &NodeLine) -> bool {
+    let serves = |slot: u16| master.slots.iter().any(|&(a, b)| a <= slot && slot <= b);
+    let probe = (0..100_000).map(|n| format!("mcp-fleet-probe-{n}")).find(|k| serves(key_slot(k)));
+    let Some(key) = probe else { return false };
+    let _: Result<(), _> = redis::cmd("SET").arg(&key).arg(1).query_async(conn).await;
+    let acks: usize = redis::cmd("WAIT").arg(REPLICAS_PER_MASTER).arg(200).query_async(conn).await.unwrap_or(0);
+    acks >= REPLICAS_PER_MASTER
 }
 
 async fn admin(port: u16) -> MultiplexedConnection {
