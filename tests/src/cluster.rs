@@ -97,6 +97,35 @@ impl Fleet {
         Fleet::start_with(broker, options, test_server, |_, bus| bus).await
     }
 
+    /// [`Fleet::start`] on Redis, every node's bus options passed through `tweak` first (a test
+    /// splits the stream into shards, or routes by interest).
+    pub async fn start_on_redis(
+        tweak: impl Fn(&mut RedisBusOptions),
+        options: impl Fn() -> HandlerOptions,
+    ) -> Option<Fleet> {
+        let url = broker_or_skip(Broker::Redis).await?;
+        let unique = unique_name();
+        let mut buses = Vec::new();
+        for i in 0..NODES {
+            let mut opts = RedisBusOptions::new(&url, &format!("node-{i}"))
+                .expect("redis url")
+                .with_stream_key(format!("mcp-fleet-test:{unique}"));
+            tweak(&mut opts);
+            buses.push(RedisBus::connect(opts).await.expect("redis bus"));
+        }
+        let buses = Buses::Redis { buses, admin: redis_admin(&url).await.expect("redis admin connection") };
+        Some(Fleet::on(buses, options, test_server, |_, bus| bus).await)
+    }
+
+    /// The bus counters of node `i` (events it consumed, published, …).
+    pub fn bus_counters(&self, i: usize) -> Arc<mcp_fleet_bus::BusCounters> {
+        use mcp_fleet_bus::ServerEventBus;
+        match &self.buses {
+            Buses::Redis { buses, .. } => buses[i].counters(),
+            Buses::Nats(buses) => buses[i].counters(),
+        }
+    }
+
     /// [`Fleet::start`], every node serving `server()`, on its bus connection as `wrap` (given
     /// the node's index) returns it — a test wraps the bus of a node it will cut off.
     pub async fn start_with(
@@ -131,12 +160,21 @@ impl Fleet {
                 Buses::Nats(buses)
             }
         };
+        Some(Fleet::on(buses, options, server, wrap).await)
+    }
+
+    async fn on(
+        buses: Buses,
+        options: impl Fn() -> HandlerOptions,
+        server: impl Fn() -> mcp_fleet_server::McpServer,
+        wrap: impl Fn(usize, Arc<dyn mcp_fleet_bus::ServerEventBus>) -> Arc<dyn mcp_fleet_bus::ServerEventBus>,
+    ) -> Fleet {
         let mut nodes = Vec::new();
         for (i, bus) in buses.dyn_buses().into_iter().enumerate() {
             let node_options = options().node_id(format!("node-{i}")).bus(wrap(i, bus));
             nodes.push(TestNode::start(server(), node_options).await);
         }
-        Some(Fleet { nodes, buses })
+        Fleet { nodes, buses }
     }
 
     /// Open a listen stream on node `i` with `notifications` as its filter (as `tenant`, if

@@ -2,9 +2,9 @@
 //! tasks.
 //!
 //! Publishing shares one connection (see `crate::publisher`); every subscription gets its own
-//! tailing connection per shard (see `crate::tail`, `crate::shard`). All find the primary (or
-//! the cluster) through the same endpoint, so a Sentinel failover is followed by whichever
-//! notices first. Membership and keyspaces (see `crate::keyspace`) run their commands and
+//! tailing connection per shard it reads (see `crate::follow`, `crate::tail`, `crate::shard`).
+//! All find the primary (or the cluster) through the same endpoint, so a Sentinel failover is
+//! followed by whichever notices first. Membership and keyspaces (see `crate::keyspace`) run their commands and
 //! scripts on the publishing connection, at the unsharded stream key's slot.
 
 use std::sync::Arc;
@@ -12,20 +12,16 @@ use std::time::Duration;
 
 use mcp_fleet_bus::check_open;
 use mcp_fleet_bus::{
-    BoxFuture, BusCounters, BusError, BusItem, BusStatus, BusStream, EventEnvelope, Keyspace, Member, ServerEventBus,
-    StatusCell,
+    BoxFuture, BusCounters, BusError, BusStatus, BusStream, EventEnvelope, Keyspace, Member, ServerEventBus, Subject,
 };
-use tokio::sync::mpsc;
-use tokio_stream::wrappers::ReceiverStream;
 
-use crate::cursor::Cursor;
 use crate::endpoint::{Conn, Endpoint};
+use crate::follow::Tails;
 use crate::keyspace::RedisKeyspace;
 use crate::options::RedisBusOptions;
 use crate::publisher::{Publisher, Retry};
 use crate::scripts;
-use crate::shard::shard_of;
-use crate::tail::{self, CHANNEL_CAPACITY, Tail};
+use crate::shard::shards_for;
 
 /// A [`ServerEventBus`] on one Redis stream. Cheap to clone; clones share connections.
 ///
@@ -39,12 +35,9 @@ struct Inner {
     endpoint: Arc<Endpoint>,
     publisher: Publisher,
     options: Arc<RedisBusOptions>,
-    /// Each shard's options (its stream key); one entry when the bus is not sharded.
-    shards: Vec<Arc<RedisBusOptions>>,
+    /// Every subscription's tails, and which shards they read.
+    tails: Tails,
     counters: Arc<BusCounters>,
-    /// The consumers' state, one cell per shard (every subscription's tail of a shard keeps
-    /// it); publishing never touches it.
-    status: Vec<StatusCell>,
 }
 
 impl RedisBus {
@@ -55,16 +48,10 @@ impl RedisBus {
         options.validate()?;
         let endpoint = Endpoint::new(&options.endpoint).map_err(|e| BusError::Config(e.to_string()))?;
         let publisher = Publisher::new(&options);
-        let shards: Vec<_> = (0..options.shards).map(|i| Arc::new(options.shard(i))).collect();
-        publisher.baseline(&endpoint, &shards[0]).await?;
-        let inner = Inner {
-            endpoint: Arc::new(endpoint),
-            publisher,
-            status: shards.iter().map(|_| StatusCell::connected()).collect(),
-            shards,
-            options: Arc::new(options),
-            counters: Arc::default(),
-        };
+        let (endpoint, counters) = (Arc::new(endpoint), Arc::<BusCounters>::default());
+        let tails = Tails::new(endpoint.clone(), &options, counters.clone());
+        publisher.baseline(&endpoint, tails.shard(0)).await?;
+        let inner = Inner { endpoint, publisher, tails, options: Arc::new(options), counters };
         Ok(RedisBus { inner: Arc::new(inner) })
     }
 
@@ -86,34 +73,7 @@ impl RedisBus {
 
     /// Whether events carry their position: only an unsharded bus has one history in order.
     fn positioned(&self) -> bool {
-        self.inner.shards.len() == 1
-    }
-
-    /// For every shard, read where its stream stands and open a tailing connection, then spawn
-    /// the tasks: once this returns, every later entry is after a cursor and will be read.
-    async fn start_tails(&self) -> Result<BusStream, BusError> {
-        let inner = &self.inner;
-        let (tx, rx) = mpsc::channel::<BusItem>(CHANNEL_CAPACITY);
-        let mut tails = Vec::with_capacity(inner.shards.len());
-        for (options, status) in inner.shards.iter().zip(&inner.status) {
-            let baseline = inner.publisher.baseline(&inner.endpoint, options).await?;
-            let conn = tail::open_tail_connection(&inner.endpoint, options).await?;
-            let tail = Tail {
-                endpoint: inner.endpoint.clone(),
-                options: options.clone(),
-                cursor: Cursor::at(baseline),
-                positioned: self.positioned(),
-                tx: tx.clone(),
-                counters: inner.counters.clone(),
-                status: status.clone(),
-            };
-            tails.push((tail, conn));
-        }
-        for (tail, conn) in tails {
-            tail.status.set_connected();
-            tokio::spawn(tail.run(conn));
-        }
-        Ok(Box::pin(ReceiverStream::new(rx)) as BusStream)
+        self.inner.tails.count() == 1
     }
 }
 
@@ -121,8 +81,13 @@ impl ServerEventBus for RedisBus {
     fn publish_event(&self, event: EventEnvelope) -> BoxFuture<'_, Result<EventEnvelope, BusError>> {
         Box::pin(async move {
             let inner = &self.inner;
-            let shard = &inner.shards[shard_of(&event, inner.shards.len())];
-            let mut env = inner.publisher.publish(&inner.endpoint, shard, event).await?;
+            let mut places = shards_for(&event, inner.tails.count()).into_iter();
+            let first = inner.tails.shard(places.next().unwrap_or(0));
+            let mut env = inner.publisher.publish(&inner.endpoint, first, event.clone()).await?;
+            for shard in places {
+                // The same event (one id) where the other updates it is about are.
+                inner.publisher.publish(&inner.endpoint, inner.tails.shard(shard), event.clone()).await?;
+            }
             if !self.positioned() {
                 env.version = 0;
             }
@@ -132,12 +97,24 @@ impl ServerEventBus for RedisBus {
     }
 
     fn subscribe(&self) -> BoxFuture<'_, Result<BusStream, BusError>> {
-        Box::pin(self.start_tails())
+        Box::pin(self.inner.tails.subscribe())
     }
 
     fn status(&self) -> BusStatus {
-        let mut shards = self.inner.status.iter().map(StatusCell::get);
-        shards.find(|status| !status.is_connected()).unwrap_or(BusStatus::Connected)
+        self.inner.tails.status()
+    }
+
+    fn gain(&self, subjects: &[Subject]) -> BoxFuture<'_, Result<(), BusError>> {
+        let subjects = subjects.to_vec();
+        Box::pin(async move { self.inner.tails.gain(&subjects).await })
+    }
+
+    fn routes_by_interest(&self) -> bool {
+        self.inner.options.routing == crate::options::Routing::Interest
+    }
+
+    fn lose(&self, subjects: &[Subject]) {
+        self.inner.tails.lose(subjects);
     }
 
     fn position(&self) -> BoxFuture<'_, Result<Option<(u64, u64)>, BusError>> {
@@ -146,7 +123,7 @@ impl ServerEventBus for RedisBus {
             if !self.positioned() {
                 return Ok(None);
             }
-            let baseline = inner.publisher.baseline(&inner.endpoint, &inner.shards[0]).await?;
+            let baseline = inner.publisher.baseline(&inner.endpoint, inner.tails.shard(0)).await?;
             Ok(Some((baseline.epoch, baseline.version)))
         })
     }

@@ -60,6 +60,7 @@
 pub mod bus;
 mod cursor;
 mod endpoint;
+mod follow;
 mod keyspace;
 pub mod options;
 mod publisher;
@@ -73,7 +74,7 @@ use std::sync::Arc;
 use mcp_fleet_bus::{BusError, ServerEventBus};
 
 pub use bus::RedisBus;
-pub use options::{RedisBusOptions, RedisEndpoint};
+pub use options::{RedisBusOptions, RedisEndpoint, Routing};
 
 /// Connect to `url` (`redis://`, `rediss://`, with user, password and db as redis-rs parses
 /// them, `redis+sentinel://…/MASTER_NAME` or `redis+cluster://h1:p1,h2:p2`; parameters as in

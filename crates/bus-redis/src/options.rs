@@ -30,6 +30,16 @@ pub const DEFAULT_CLUSTER_SHARDS: usize = 8;
 /// Most event streams a bus may be split into: every node tails each one on its own connection.
 pub const MAX_SHARDS: usize = 256;
 
+/// Which shards a node reads (see [`RedisBusOptions::routing`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Routing {
+    /// Every shard: every node consumes every event.
+    #[default]
+    All,
+    /// Shard 0 (fleet-wide events) and the shards of what the node's open streams follow.
+    Interest,
+}
+
 /// Where the bus finds its Redis primary.
 #[derive(Debug, Clone)]
 #[non_exhaustive]
@@ -97,6 +107,11 @@ pub struct RedisBusOptions {
     /// scope or URI only: its events are unpositioned (version 0) and it names no position (see
     /// the crate docs). Every replica must use the same number.
     pub shards: usize,
+    /// Which shards this node reads (URL `routing=interest`; default [`Routing::All`]). With
+    /// [`Routing::Interest`] a node consumes the fleet-wide events and the shards its streams
+    /// follow a scope or URI on, so a tenant's events cost only the nodes serving it; replicas
+    /// may differ.
+    pub routing: Routing,
 }
 
 impl RedisBusOptions {
@@ -114,6 +129,7 @@ impl RedisBusOptions {
         RedisBusOptions {
             min_replica_acks: usize::from(replicated),
             shards,
+            routing: Routing::All,
             endpoint,
             stream_key: DEFAULT_STREAM_KEY.to_owned(),
             max_len: DEFAULT_MAX_LEN,
@@ -177,6 +193,21 @@ impl RedisBusOptions {
             _ => format!("{{{}#{index}}}", self.stream_key.replace(['{', '}'], "")),
         };
         RedisBusOptions { stream_key, ..self.clone() }
+    }
+
+    /// The stream key `event` is appended to: with shards, the one of its scope or URI (see
+    /// the crate docs), for an operator looking for a tenant's events with `XRANGE`.
+    ///
+    /// ```
+    /// use mcp_fleet_bus::{Change, EventEnvelope, EventKind};
+    /// let mut o = mcp_fleet_bus_redis::RedisBusOptions::new("redis://h", "n").unwrap();
+    /// let event = EventEnvelope::new(Change::list(EventKind::ToolsListChanged).in_scope("t1"), "n");
+    /// assert_eq!(o.stream_of(&event), "mcp-fleet:events");
+    /// o.shards = 8;
+    /// assert!(o.stream_of(&event).starts_with("{mcp-fleet:events#"));
+    /// ```
+    pub fn stream_of(&self, event: &mcp_fleet_bus::EventEnvelope) -> String {
+        self.shard(crate::shard::shard_of(event, self.shards)).stream_key
     }
 
     /// The `CLIENT SETNAME` of this node's tailing connections, so an operator (or a test) can

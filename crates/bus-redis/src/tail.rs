@@ -17,14 +17,15 @@
 //!   successful read, `Reconnecting` from the first failure until a read works again.
 //! - **Backpressure**: the channel holds [`CHANNEL_CAPACITY`] items; when the consumer is slow
 //!   the task stops reading and the entries wait in Redis (a trim meanwhile becomes a gap).
-//! - **Stop**: the task ends when the consumer drops its stream (the channel closes).
+//! - **Stop**: the task ends when the consumer drops its stream (the channel closes), or when
+//!   its stop signal fires (nobody on this node follows its shard any more: see `crate::follow`).
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use mcp_fleet_bus::{Backoff, BusCounters, BusError, BusItem, EventEnvelope, GapReason, StatusCell};
 use redis::streams::{StreamId, StreamReadReply};
-use tokio::sync::mpsc;
+use tokio::sync::{Notify, mpsc};
 
 use crate::cursor::{Baseline, Cursor};
 use crate::endpoint::{Conn, Endpoint, Timeouts};
@@ -46,6 +47,8 @@ pub(crate) struct Tail {
     /// [`RedisBusOptions::shards`]).
     pub(crate) positioned: bool,
     pub(crate) tx: mpsc::Sender<BusItem>,
+    /// Fired when the task should end although its consumer lives on.
+    pub(crate) stop: Arc<Notify>,
     pub(crate) counters: Arc<BusCounters>,
     pub(crate) status: StatusCell,
 }
@@ -58,7 +61,7 @@ impl Tail {
     pub(crate) async fn run(mut self, mut conn: Conn) {
         loop {
             let read = tokio::select! {
-                _ = self.tx.closed() => return,
+                () = self.ended() => return,
                 read = self.read(&mut conn) => read,
             };
             let outcome = match read {
@@ -69,6 +72,14 @@ impl Tail {
             if outcome.is_err() {
                 return;
             }
+        }
+    }
+
+    /// Resolves when the consumer dropped its stream or the stop signal fired.
+    async fn ended(&self) {
+        tokio::select! {
+            _ = self.tx.closed() => {}
+            () = self.stop.notified() => {}
         }
     }
 
@@ -155,7 +166,7 @@ impl Tail {
         let mut backoff = Backoff::new(self.options.reconnect_min, self.options.reconnect_max);
         loop {
             tokio::select! {
-                _ = self.tx.closed() => return Err(Closed),
+                () = self.ended() => return Err(Closed),
                 _ = tokio::time::sleep(backoff.next_delay()) => {}
             }
             match self.reopen().await {

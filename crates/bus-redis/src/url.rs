@@ -5,7 +5,7 @@
 use mcp_fleet_bus::BusError;
 use redis::{ConnectionInfo, IntoConnectionInfo, RedisConnectionInfo};
 
-use crate::options::{RedisBusOptions, RedisEndpoint};
+use crate::options::{RedisBusOptions, RedisEndpoint, Routing};
 
 impl RedisBusOptions {
     /// Options from a URL.
@@ -16,8 +16,8 @@ impl RedisBusOptions {
     /// - Redis Cluster: `redis+cluster://[user:password@]host:port[,host:port…]` (`rediss+cluster://`
     ///   for TLS): any reachable nodes of the cluster; the client learns the rest.
     ///
-    /// Every form takes `stream=KEY`, `maxlen=N`, `min_replica_acks=N` and `shards=N` (see
-    /// [`RedisBusOptions::shards`]); a plain URL passes every other parameter to redis-rs (e.g.
+    /// Every form takes `stream=KEY`, `maxlen=N`, `min_replica_acks=N`, `shards=N` (see
+    /// [`RedisBusOptions::shards`]) and `routing=interest|all` (see [`RedisBusOptions::routing`]); a plain URL passes every other parameter to redis-rs (e.g.
     /// `protocol=resp3`), the Sentinel and Cluster forms refuse unknown ones.
     ///
     /// ```
@@ -50,6 +50,7 @@ impl RedisBusOptions {
         options.max_len = params.max_len.unwrap_or(options.max_len);
         options.min_replica_acks = params.min_replica_acks.unwrap_or(options.min_replica_acks);
         options.shards = params.shards.unwrap_or(options.shards);
+        options.routing = params.routing.unwrap_or(options.routing);
         Ok(options)
     }
 }
@@ -79,6 +80,7 @@ struct QueryParams {
     max_len: Option<u64>,
     min_replica_acks: Option<usize>,
     shards: Option<usize>,
+    routing: Option<Routing>,
     sentinel_username: Option<String>,
     sentinel_password: Option<String>,
     rest: Vec<String>,
@@ -93,6 +95,11 @@ impl QueryParams {
                 Some(("maxlen", n)) => params.max_len = Some(number("maxlen", n)?),
                 Some(("min_replica_acks", n)) => params.min_replica_acks = Some(number("min_replica_acks", n)?),
                 Some(("shards", n)) => params.shards = Some(number("shards", n)?),
+                Some(("routing", "interest")) => params.routing = Some(Routing::Interest),
+                Some(("routing", "all")) => params.routing = Some(Routing::All),
+                Some(("routing", other)) => {
+                    return Err(BusError::Config(format!("invalid redis URL routing {other:?}: use interest or all")));
+                }
                 Some(("sentinel_username", user)) => params.sentinel_username = Some(user.to_owned()),
                 Some(("sentinel_password", password)) => params.sentinel_password = Some(password.to_owned()),
                 _ => params.rest.push(pair.to_owned()),
@@ -269,6 +276,9 @@ mod tests {
         assert!(RedisBusOptions::from_url("redis+cluster://c1:7000?shard=2", "n").is_err(), "typo");
         assert!(RedisBusOptions::from_url("redis+cluster://", "n").is_err(), "no node");
         assert!(RedisBusOptions::from_url("redis://h?shards=x", "n").is_err(), "not a number");
+        let routed = RedisBusOptions::from_url("redis+cluster://c1:7000?routing=interest", "n").expect("url");
+        assert_eq!((routed.routing, defaults.routing), (Routing::Interest, Routing::All));
+        assert!(RedisBusOptions::from_url("redis://h?routing=some", "n").is_err(), "unknown routing");
         let tls = RedisBusOptions::from_url("rediss+cluster://c1:7000", "n").expect("tls cluster");
         assert!(matches!(tls.endpoint, RedisEndpoint::Cluster { tls: true, .. }));
     }

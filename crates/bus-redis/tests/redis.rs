@@ -1,6 +1,6 @@
 //! The Redis backend against a real Redis (127.0.0.1:6379, or `MCP_FLEET_REDIS_URL`): the
 //! shared bus, membership and keyspace suites, recovery from a killed tailing connection, gaps
-//! after trimming, and undecodable entries. Each test uses its own stream key, and faults are injected by killing
+//! after trimming, undecodable entries, and interest routing over shards. Each test uses its own stream key, and faults are injected by killing
 //! one named connection, never the server, because other tests share it.
 //!
 //! Without a reachable Redis each test prints `skipped: …` and passes, unless
@@ -12,8 +12,8 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use mcp_fleet_bus::testing::{self, WAIT, eventually, next_event, next_item};
-use mcp_fleet_bus::{BoxFuture, BusItem, Change, EventKind, GapReason, ServerEventBus};
-use mcp_fleet_bus_redis::{RedisBus, RedisBusOptions};
+use mcp_fleet_bus::{BoxFuture, BusItem, Change, EventEnvelope, EventKind, GapReason, ServerEventBus, Subject};
+use mcp_fleet_bus_redis::{RedisBus, RedisBusOptions, Routing};
 
 const TEST_TIMEOUT: Duration = Duration::from_secs(20);
 
@@ -300,4 +300,62 @@ async fn an_unreachable_redis_fails_fast() {
     let result = RedisBus::connect(options).await;
     assert!(matches!(result, Err(mcp_fleet_bus::BusError::Unavailable(_))), "{:?}", result.err());
     assert!(started.elapsed() < Duration::from_secs(5));
+}
+
+/// Interest routing: a node reads the fleet-wide shard and the shards its streams follow, from
+/// the moment its gain resolves; a shard nobody follows any more stops being read.
+#[tokio::test]
+async fn a_routed_node_reads_only_the_shards_it_follows() {
+    let Some(mut admin) = admin().await else { return };
+    let key = unique_key("routing");
+    let reader = bus(&key, "reader", |o| (o.shards, o.routing) = (8, Routing::Interest)).await;
+    let writer = bus(&key, "writer", |o| o.shards = 8).await;
+    let mut events = reader.subscribe().await.expect("subscribe");
+    let fleet_wide = || Change::list(EventKind::ToolsListChanged);
+    let scoped = |t: usize| Change::resource("test://x").in_scope(format!("tenant-{t}"));
+    // A tenant outside shard 0, and its subject.
+    let shard_zero = writer.options().stream_of(&EventEnvelope::new(fleet_wide(), "w"));
+    let routed = (0..).find(|t| writer.options().stream_of(&EventEnvelope::new(scoped(*t), "w")) != shard_zero);
+    let tenant = routed.expect("some tenant hashes outside shard 0");
+    let subject = [Subject::Scope(format!("tenant-{tenant}"))];
+
+    // Before any gain: the fleet-wide event arrives, the tenant's does not.
+    writer.publish(scoped(tenant)).await.expect("publish");
+    let marker = writer.publish(fleet_wide()).await.expect("publish");
+    let heard = heard_until(&mut events, &marker.event_id).await;
+    assert!(!heard.iter().any(|e| e.scope.is_some()), "nothing scoped on shard 0 here: {heard:?}");
+
+    reader.gain(&subject).await.expect("gain");
+    let mut sent = HashSet::new();
+    for t in 0..16 {
+        sent.insert(writer.publish(scoped(t)).await.expect("publish").event_id);
+    }
+    let ours = writer.publish(scoped(tenant)).await.expect("publish");
+    let heard = heard_until(&mut events, &ours.event_id).await;
+    let scopes: HashSet<_> = heard.iter().filter_map(|e| e.scope.clone()).collect();
+    assert!(scopes.contains(&format!("tenant-{tenant}")), "the followed tenant's events arrive: {scopes:?}");
+    assert!(scopes.len() < 16, "a node following one tenant reads 2 of 8 shards, not all: {scopes:?}");
+
+    reader.lose(&subject);
+    writer.publish(scoped(tenant)).await.expect("publish");
+    let marker = writer.publish(fleet_wide()).await.expect("publish");
+    let heard = heard_until(&mut events, &marker.event_id).await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(!heard.iter().any(|e| e.scope.is_some()), "the tenant's shard is no longer read: {heard:?}");
+    assert!(reader.status().is_connected());
+    let shard_keys: Vec<String> =
+        redis::cmd("KEYS").arg(format!("{{{key}#*")).query_async(&mut admin).await.expect("keys");
+    let _: () = redis::cmd("DEL").arg(&shard_keys).query_async(&mut admin).await.expect("del");
+}
+
+/// Every event up to and including `id` (gaps fail the test: none is expected here).
+async fn heard_until(events: &mut mcp_fleet_bus::BusStream, id: &str) -> Vec<EventEnvelope> {
+    let mut heard = Vec::new();
+    loop {
+        let event = next_event(events).await;
+        if event.event_id == id {
+            return heard;
+        }
+        heard.push(event);
+    }
 }

@@ -8,6 +8,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use futures_core::Stream;
 
 use crate::envelope::{Change, EventEnvelope};
+use crate::interest::Subject;
 use crate::keyspace::Keyspace;
 
 /// A boxed, sendable future (the trait is used as `Arc<dyn ServerEventBus>`).
@@ -165,6 +166,30 @@ pub trait ServerEventBus: Send + Sync + 'static {
 
     /// Current state of this bus's consumer.
     fn status(&self) -> BusStatus;
+
+    /// A stream of this node now follows `subjects`: resolves once every event published from
+    /// then on that one of them [matches](Subject::matches) reaches every subscription of this
+    /// bus. Counted: each `gain` is undone by one [`lose`](Self::lose) of the same subjects.
+    ///
+    /// A backend that **routes by interest** consumes fleet-wide events always and a routed
+    /// one only while some gained subject matches it (it may take more: it routes by shard).
+    /// The default consumes everything, so it has nothing to do.
+    fn gain(&self, subjects: &[Subject]) -> BoxFuture<'_, Result<(), BusError>> {
+        let _ = subjects;
+        Box::pin(async { Ok(()) })
+    }
+
+    /// Whether this bus routes by interest (see [`gain`](Self::gain)): when it does not, a
+    /// node need not tell it anything.
+    fn routes_by_interest(&self) -> bool {
+        false
+    }
+
+    /// Undo one [`gain`](Self::gain) of `subjects` (the stream closed). Never blocks: a
+    /// backend stops reading what nobody follows any more in the background.
+    fn lose(&self, subjects: &[Subject]) {
+        let _ = subjects;
+    }
 
     /// Where the bus's history stands: the `(epoch, version)` of the newest event published,
     /// `(epoch, 0)` before any. A node whose [`subscribe`](Self::subscribe) resolved before

@@ -37,6 +37,7 @@ mod backoff;
 mod bus;
 mod dedupe;
 mod envelope;
+mod interest;
 mod keyspace;
 mod memory;
 pub mod redact;
@@ -51,6 +52,7 @@ pub use envelope::{
     Change, DecodeError, ENVELOPE_FORMAT, EPOCH_BOUND, EventEnvelope, EventKind, SessionEvent, SessionOp, new_epoch,
     new_event_id, now_ms,
 };
+pub use interest::Subject;
 pub use keyspace::{
     Keyspace, MAX_KEY_LEN, MAX_TTL, Record, add_to_counter, check_key, check_name, check_open, check_slot,
     parse_counter,

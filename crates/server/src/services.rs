@@ -10,7 +10,7 @@ use crate::audit::AuditTrail;
 use crate::auth::LimitGate;
 use crate::extensions::Extensions;
 use crate::identity::{ExecutionIdentity, RevisionSalt};
-use crate::listen::ListenRouter;
+use crate::listen::{Interest, ListenRouter};
 use crate::metrics::Metrics;
 use crate::options::HandlerOptions;
 use crate::request_state::StateCodec;
@@ -21,6 +21,8 @@ use crate::tasks::Tasks;
 pub(crate) struct Services {
     pub(crate) options: HandlerOptions,
     pub(crate) router: ListenRouter,
+    /// What the open streams follow, told to the bus (see `listen::Interest`).
+    pub(crate) interest: Interest,
     /// The tasks extension (`None` when off, or without a keyspace).
     pub(crate) tasks: Option<Arc<Tasks>>,
     /// What discover advertises beside the server definition's extensions: the options',

@@ -85,6 +85,7 @@ pub async fn create_mcp_handler(
         extensions,
         options,
         router: wiring.router.clone(),
+        interest: crate::listen::Interest::new(bus.clone()),
         tasks: tasks.clone(),
         metrics,
         state_codec: Arc::new(state_codec),

@@ -205,7 +205,7 @@ impl SessionStreams {
             let reason = if replayed { "replayed" } else { "invalidated" };
             self.inner.metrics.era2025.resumes.get_or_create(&ReasonLabel { reason }).inc();
         }
-        Ok(SessionStreamBody { stream, streams: self.clone(), done: false })
+        Ok(SessionStreamBody { stream, streams: self.clone(), done: false, interest: None })
     }
 
     /// Give a just-registered stream what it missed: for a resume, what came after the

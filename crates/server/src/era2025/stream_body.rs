@@ -12,7 +12,7 @@ use http_body::{Body, Frame};
 use tokio::net::TcpStream;
 
 use super::stream::{SessionStream, SessionStreams};
-use crate::listen::DirectSocket;
+use crate::listen::{DirectSocket, InterestGuard};
 
 /// The SSE body of one GET stream, polled by the connection task (no task of its own).
 /// Dropping it (client gone) unregisters the stream.
@@ -20,6 +20,8 @@ pub(crate) struct SessionStreamBody {
     pub(super) stream: Arc<SessionStream>,
     pub(super) streams: SessionStreams,
     pub(super) done: bool,
+    /// What it follows, told to the bus before the response (see `listen::Interest`).
+    pub(super) interest: Option<Box<InterestGuard>>,
 }
 
 impl std::fmt::Debug for SessionStreamBody {
@@ -29,6 +31,12 @@ impl std::fmt::Debug for SessionStreamBody {
 }
 
 impl SessionStreamBody {
+    /// The stream holding `interest` (already gained) for as long as it lives.
+    pub(crate) fn following(mut self, interest: Option<Box<InterestGuard>>) -> Self {
+        self.interest = interest;
+        self
+    }
+
     /// Write this stream straight to `socket` (see [`DirectSocket`]), starting with `head` (the
     /// response head, which must announce a chunked body); run it with
     /// [`DirectSessionStream::run`].

@@ -25,6 +25,7 @@ use super::response::{
 };
 use crate::auth::www_authenticate::insufficient_scope;
 use crate::context::RequestContext;
+use crate::listen::UNFOLLOWABLE;
 use crate::methods::{CallFuture, CallResult, MethodRequest, Prepared, prepare, required_scopes};
 use crate::shared::HandlerShared;
 use crate::trace;
@@ -145,7 +146,15 @@ impl HandlerShared {
                     self.method_error(&id, &e)
                 }
                 Ok(Prepared::Immediate(result)) => json(StatusCode::OK, encode_result(&id, &result)),
-                Ok(Prepared::Listen(body)) => sse_response(ResponseBody::listen(body)),
+                Ok(Prepared::Listen(mut body)) => match body.follow().await {
+                    Ok(()) => sse_response(ResponseBody::listen(body)),
+                    Err(e) => {
+                        tracing::warn!(error = %e, "the bus could not start reading what a listen stream follows");
+                        let error = RpcError::internal(UNFOLLOWABLE);
+                        trace::record_error(span, &error);
+                        self.method_error(&id, &error)
+                    }
+                },
                 Ok(Prepared::Call { future, notifications }) => {
                     run_call(id, future, notifications.filter(|_| sse_ok), span).await
                 }

@@ -20,6 +20,7 @@ use tokio::net::TcpStream;
 
 use super::budget::BudgetPermit;
 use super::direct::DirectSocket;
+use super::interest::InterestGuard;
 use super::router::ListenRouter;
 use super::subscription::Subscription;
 use crate::auth::StreamSlot;
@@ -29,13 +30,15 @@ use crate::metrics::Metrics;
 pub(crate) struct ListenBody {
     sub: Arc<Subscription>,
     router: ListenRouter,
-    /// The ack event, until it is written.
-    ack: Option<Vec<u8>>,
+    /// The ack event, until it is written (a boxed slice: the body is held per open stream).
+    ack: Option<Box<[u8]>>,
     done: bool,
     /// The principal's stream slot, released when the stream ends.
     _permit: Option<StreamSlot>,
     /// Its subscription bytes or address slot (see `budget`), released when it ends.
     _budget: Option<BudgetPermit>,
+    /// What it follows, told to the bus before its ack (see `interest`), lost when it ends.
+    interest: Option<Box<InterestGuard>>,
 }
 
 impl std::fmt::Debug for ListenBody {
@@ -48,7 +51,30 @@ impl ListenBody {
     pub(crate) fn new(sub: Arc<Subscription>, router: ListenRouter) -> Self {
         let mut ack = Vec::with_capacity(256);
         sse::ack_event(&mut ack, &sub.request_id, &sub.filter.to_wire());
-        ListenBody { sub, router, ack: Some(ack), done: false, _permit: None, _budget: None }
+        ListenBody {
+            sub,
+            router,
+            ack: Some(ack.into_boxed_slice()),
+            done: false,
+            _permit: None,
+            _budget: None,
+            interest: None,
+        }
+    }
+
+    /// The stream following `interest`, which [`follow`](Self::follow) tells the bus.
+    pub(crate) fn following(mut self, interest: Option<Box<InterestGuard>>) -> Self {
+        self.interest = interest;
+        self
+    }
+
+    /// Tell the bus what this stream follows; once this resolves, every event published that
+    /// the stream follows reaches this node. Called before the response (and its ack) is sent.
+    pub(crate) async fn follow(&mut self) -> Result<(), mcp_fleet_bus::BusError> {
+        match &mut self.interest {
+            Some(interest) => interest.gain().await,
+            None => Ok(()),
+        }
     }
 
     /// The stream holding its principal's `permit` for as long as it lives.
@@ -60,7 +86,7 @@ impl ListenBody {
 
     /// Everything due now, in one buffer (empty when nothing is).
     fn collect(&mut self) -> Vec<u8> {
-        let mut buf = self.ack.take().unwrap_or_default();
+        let mut buf = self.ack.take().map(Vec::from).unwrap_or_default();
         self.done = write_due(&self.sub, &mut buf, self.router.metrics());
         buf
     }

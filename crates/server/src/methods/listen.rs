@@ -60,6 +60,7 @@ pub(super) fn open(req: &MethodRequest<'_>) -> Result<Prepared, RpcError> {
         (None, None) => None,
     };
     let scope = principal.and_then(|p| p.tenant.clone());
+    let interest = req.shared.interest.listen(scope.as_deref(), &filter);
     let tasks = filter.task_ids.clone();
     let owner = (scope, crate::tasks::binding(principal));
     let body = router.register(owner, filter, req.id.clone(), req.server.info().clone())?;
@@ -67,5 +68,5 @@ pub(super) fn open(req: &MethodRequest<'_>) -> Result<Prepared, RpcError> {
         // Their current state at once: a change made before the stream registered is not lost.
         store.signals.send(crate::tasks::TaskSignal::Followed(tasks));
     }
-    Ok(Prepared::Listen(body.holding(permit, budget)))
+    Ok(Prepared::Listen(body.holding(permit, budget).following(interest)))
 }

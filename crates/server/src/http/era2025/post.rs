@@ -331,6 +331,17 @@ impl HandlerShared {
         let last_event_id = parts.headers.get("last-event-id").map(|v| v.to_str().unwrap_or(""));
         // The tenant is the caller's (which `session_of` checked is the session's own).
         let scope = principal.and_then(|p| p.tenant.clone());
+        // Told to the bus before the stream registers: what is published from the response on
+        // reaches this node.
+        let mut interest = self.interest.session_stream(scope.as_deref());
+        if let Some(guard) = interest.as_mut()
+            && let Err(e) = guard.gain().await
+        {
+            tracing::warn!(error = %e, "the bus could not start reading what a session stream follows");
+            let mut response = http_error(StatusCode::SERVICE_UNAVAILABLE, crate::listen::UNFOLLOWABLE);
+            response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+            return Err(Box::new(response));
+        }
         let streams = &self.era2025.streams;
         match streams.open(id, scope, session.record.subscriptions, last_event_id) {
             Ok(body) => {
@@ -345,7 +356,7 @@ impl HandlerShared {
                     }
                 };
                 streams.refresh_subscriptions(id, found);
-                Ok(sse_response(ResponseBody::session_stream(body)))
+                Ok(sse_response(ResponseBody::session_stream(body.following(interest))))
             }
             Err(refused @ (StreamRefused::Limit(_) | StreamRefused::Closing)) => {
                 let mut response = http_error(StatusCode::SERVICE_UNAVAILABLE, &refused.to_string());

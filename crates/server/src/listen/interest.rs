@@ -1,0 +1,181 @@
+//! [`Interest`]: what this node's open streams follow, told to the bus, so a bus that routes
+//! by interest (Redis split into shards with `routing=interest`) reads only what they need.
+//!
+//! Each stream holds an [`InterestGuard`]: its subjects (its tenant's scope, the URIs it
+//! subscribed to), gained before its ack is written — so every event published after the ack
+//! reaches this node — and lost when it is dropped. A 2025 session's stream follows every URI:
+//! its subscriptions change while it is open, announced by events that would race a gain.
+//! On a bus that consumes everything (the default) a stream holds no guard at all.
+
+use std::sync::Arc;
+
+use mcp_fleet_bus::{BusError, ServerEventBus, Subject};
+use mcp_fleet_protocol::SubscriptionFilter;
+
+/// What a stream whose gain failed is answered (the bus cannot read its shards right now).
+pub(crate) const UNFOLLOWABLE: &str =
+    "This replica cannot follow the fleet's events for this stream right now; reconnect to another replica";
+
+/// The bus, as far as telling it what streams follow goes. Cheap to clone.
+#[derive(Clone)]
+pub(crate) struct Interest {
+    bus: Arc<dyn ServerEventBus>,
+}
+
+/// One stream's subjects: gained by [`InterestGuard::gain`], lost on drop.
+pub(crate) struct InterestGuard {
+    bus: Arc<dyn ServerEventBus>,
+    subjects: Vec<Subject>,
+    gained: bool,
+}
+
+impl Interest {
+    pub(crate) fn new(bus: Arc<dyn ServerEventBus>) -> Self {
+        Interest { bus }
+    }
+
+    /// A listen stream of `scope` (its tenant) with `filter`; `None` when the bus does not
+    /// route by interest or the stream follows only fleet-wide events.
+    pub(crate) fn listen(&self, scope: Option<&str>, filter: &SubscriptionFilter) -> Option<Box<InterestGuard>> {
+        let scoped = scope.map(|s| Subject::Scope(s.to_owned()));
+        let uris = filter.resource_subscriptions.iter().map(|uri| Subject::Uri(uri.clone()));
+        self.guard(scoped.into_iter().chain(uris).collect())
+    }
+
+    /// A 2025 session's GET stream of `scope`; `None` when the bus does not route by interest.
+    pub(crate) fn session_stream(&self, scope: Option<&str>) -> Option<Box<InterestGuard>> {
+        let scoped = scope.map(|s| Subject::Scope(s.to_owned()));
+        self.guard(scoped.into_iter().chain([Subject::EveryUri]).collect())
+    }
+
+    fn guard(&self, subjects: Vec<Subject>) -> Option<Box<InterestGuard>> {
+        let needed = self.bus.routes_by_interest() && !subjects.is_empty();
+        needed.then(|| Box::new(InterestGuard { bus: self.bus.clone(), subjects, gained: false }))
+    }
+}
+
+impl InterestGuard {
+    /// Tell the bus; resolves once what the stream follows reaches this node.
+    pub(crate) async fn gain(&mut self) -> Result<(), BusError> {
+        if !self.gained {
+            self.bus.gain(&self.subjects).await?;
+            self.gained = true;
+        }
+        Ok(())
+    }
+}
+
+impl Drop for InterestGuard {
+    fn drop(&mut self) {
+        if self.gained {
+            self.bus.lose(&self.subjects);
+        }
+    }
+}
+
+impl std::fmt::Debug for InterestGuard {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("InterestGuard").field("subjects", &self.subjects).field("gained", &self.gained).finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+
+    use mcp_fleet_bus::{BoxFuture, MemoryBus};
+    use serde_json::json;
+
+    use super::*;
+
+    /// A bus that records gains and losses (routing is the backends' job; this is the count).
+    struct Counting {
+        inner: Arc<dyn ServerEventBus>,
+        held: Mutex<Vec<Subject>>,
+    }
+
+    #[tokio::test]
+    async fn a_stream_gains_its_scope_and_uris_and_loses_them_when_dropped() {
+        let bus = Arc::new(Counting { inner: Arc::new(MemoryBus::new().as_node("n")), held: Mutex::default() });
+        let interest = Interest::new(bus.clone());
+        let filter = SubscriptionFilter::from_params(
+            json!({"notifications": {"resourceSubscriptions": ["file:///a"]}}).as_object().expect("object"),
+            10,
+        )
+        .expect("filter");
+        let mut guard = interest.listen(Some("t1"), &filter).expect("a routed stream");
+        assert!(bus.held().is_empty(), "nothing is told before the gain");
+        guard.gain().await.expect("gain");
+        assert_eq!(bus.held(), [Subject::Scope("t1".into()), Subject::Uri("file:///a".into())]);
+        let mut session = interest.session_stream(None).expect("a routed stream");
+        session.gain().await.expect("gain");
+        assert_eq!(bus.held().len(), 3);
+        drop(guard);
+        assert_eq!(bus.held(), [Subject::EveryUri]);
+        drop(session);
+        assert!(interest.listen(None, &SubscriptionFilter::default()).is_none(), "only fleet-wide events");
+        let unrouted = Interest::new(Arc::new(MemoryBus::new()));
+        assert!(unrouted.session_stream(Some("t")).is_none(), "a bus that consumes everything needs no guard");
+    }
+
+    impl Counting {
+        fn held(&self) -> Vec<Subject> {
+            self.held.lock().expect("held").clone()
+        }
+    }
+
+    impl ServerEventBus for Counting {
+        fn gain(&self, subjects: &[Subject]) -> BoxFuture<'_, Result<(), BusError>> {
+            self.held.lock().expect("held").extend_from_slice(subjects);
+            Box::pin(async { Ok(()) })
+        }
+        fn routes_by_interest(&self) -> bool {
+            true
+        }
+        fn lose(&self, subjects: &[Subject]) {
+            let mut held = self.held.lock().expect("held");
+            for s in subjects {
+                if let Some(at) = held.iter().position(|h| h == s) {
+                    held.remove(at);
+                }
+            }
+        }
+        fn publish_event(
+            &self,
+            event: mcp_fleet_bus::EventEnvelope,
+        ) -> BoxFuture<'_, Result<mcp_fleet_bus::EventEnvelope, BusError>> {
+            self.inner.publish_event(event)
+        }
+        fn subscribe(&self) -> BoxFuture<'_, Result<mcp_fleet_bus::BusStream, BusError>> {
+            self.inner.subscribe()
+        }
+        fn status(&self) -> mcp_fleet_bus::BusStatus {
+            self.inner.status()
+        }
+        fn announce(&self, payload: String, ttl: std::time::Duration) -> BoxFuture<'_, Result<(), BusError>> {
+            self.inner.announce(payload, ttl)
+        }
+        fn members(&self) -> BoxFuture<'_, Result<Vec<mcp_fleet_bus::Member>, BusError>> {
+            self.inner.members()
+        }
+        fn leave(&self) -> BoxFuture<'_, Result<(), BusError>> {
+            self.inner.leave()
+        }
+        fn keyspace(
+            &self,
+            name: &str,
+            ttl: std::time::Duration,
+        ) -> BoxFuture<'_, Result<Arc<dyn mcp_fleet_bus::Keyspace>, BusError>> {
+            self.inner.keyspace(name, ttl)
+        }
+        fn node_id(&self) -> &str {
+            self.inner.node_id()
+        }
+        fn counters(&self) -> Arc<mcp_fleet_bus::BusCounters> {
+            self.inner.counters()
+        }
+        fn backend(&self) -> &'static str {
+            "counting"
+        }
+    }
+}
