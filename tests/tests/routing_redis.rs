@@ -110,3 +110,18 @@ async fn a_2025_session_stream_hears_an_update_right_after_its_subscription() {
     }
     fleet.shutdown().await;
 }
+
+/// An unscoped stream subscribed to one resource: its node starts reading that URI's shard
+/// before the ack, and hears the update published right after it.
+#[tokio::test]
+async fn a_resource_subscription_is_followed_from_its_ack() {
+    let Some(fleet) = Fleet::start_on_redis(routed, HandlerOptions::default).await else { return };
+    for i in 0..6 {
+        let uri = format!("test://routed/{i}");
+        let mut stream = fleet.listen(i % 3, None, json!({"resourceSubscriptions": [uri]})).await;
+        fleet.nodes[(i + 1) % 3].handler.notify().resource_updated(uri.clone()).await.expect("publish");
+        let updated = stream.next_message().await.expect("the update");
+        assert_eq!(updated["params"]["uri"], uri, "{updated}");
+    }
+    fleet.shutdown().await;
+}

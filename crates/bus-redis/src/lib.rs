@@ -6,6 +6,8 @@
 //! - `endpoint`: finding the current primary (directly, or by asking Sentinel), or the cluster;
 //!   the connection both kinds share.
 //! - `shard`: which event stream an event goes to when the bus is split.
+//! - `follow`: which shards each subscription tails, started and stopped as streams come and
+//!   go (interest routing).
 //! - `publisher`: the publishing connection, reconnected when a failure calls for it.
 //! - `tail`: the per-subscription task that reads the stream, reconnects and notices lost history.
 //! - `cursor`: a consumer's position and the gap rules.
@@ -45,6 +47,11 @@
 //! version 0 (unpositioned) and [`ServerEventBus::position`] answers `None`, so a 2025 client
 //! resuming with `Last-Event-ID` is answered by the gap rule (refresh what you follow) instead of
 //! a replay. Membership and keyspaces stay at the unsharded stream key's slot.
+//!
+//! With [`routing`](RedisBusOptions::routing) `=interest` a node tails shard 0 and only the
+//! shards its streams follow a scope or URI on (`follow`): a stream's
+//! [`gain`](ServerEventBus::gain) starts the tails it needs from where their streams stand
+//! before it resolves, its [`lose`](ServerEventBus::lose) stops those nobody needs any more.
 //!
 //! ```no_run
 //! use mcp_fleet_bus::{Change, EventKind, ServerEventBus};
