@@ -336,6 +336,10 @@ impl Keyspace for SeverableKeyspace {
         unless(&self.severed, self.inner.release_slot(key, member))
     }
 
+    fn live_slots<'a>(&'a self, key: &'a str) -> BoxFuture<'a, Result<usize, BusError>> {
+        unless(&self.severed, self.inner.live_slots(key))
+    }
+
     fn ttl(&self) -> Duration {
         self.inner.ttl()
     }

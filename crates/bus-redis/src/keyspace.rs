@@ -188,6 +188,22 @@ impl Keyspace for RedisKeyspace {
         })
     }
 
+    fn live_slots<'a>(&'a self, key: &'a str) -> BoxFuture<'a, Result<usize, BusError>> {
+        Box::pin(async move {
+            check_key(key)?;
+            let set = format!("{}#slots.{key}", self.prefix);
+            let live: usize = self
+                .bus
+                .run(Retry::Always, |mut conn| {
+                    let mut call = scripts::KS_LIVE_SLOTS.prepare_invoke();
+                    call.key(&set);
+                    async move { call.invoke_async(&mut conn).await }
+                })
+                .await?;
+            Ok(live)
+        })
+    }
+
     fn ttl(&self) -> Duration {
         self.ttl
     }

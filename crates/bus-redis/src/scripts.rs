@@ -209,6 +209,16 @@ return 1
     ))
 });
 
+/// `KEYS[1]` a slot set. Drops its expired slots; returns how many are live.
+pub(crate) static KS_LIVE_SLOTS: LazyLock<redis::Script> = LazyLock::new(|| {
+    redis::Script::new(&format!(
+        r"{NOW_MS}
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+return redis.call('ZCARD', KEYS[1])
+"
+    ))
+});
+
 /// `KEYS[1]` a slot set, `ARGV[1]` member. Removes it; returns 1 if its slot was live.
 pub(crate) static KS_RELEASE_SLOT: LazyLock<redis::Script> = LazyLock::new(|| {
     redis::Script::new(&format!(

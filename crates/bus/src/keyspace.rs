@@ -33,7 +33,7 @@
 //!   records it counts: a record that expires without being ended gives its slot back when its
 //!   slot expires, and renewing the record renews its slot. A slot's TTL is from 1 ms to the
 //!   keyspace's TTL (the set itself lives as long as its longest slot); members take the key
-//!   alphabet. Slot sets are a namespace of their own: the key `k` of a slot set and the record
+//!   alphabet. `live_slots` counts the live members. Slot sets are a namespace of their own: the key `k` of a slot set and the record
 //!   `k` are unrelated.
 //! - Errors are [`BusError`]: the broker unreachable, refusing, or answering too late. A failed
 //!   write may or may not have happened (the caller reads again to know).
@@ -122,6 +122,9 @@ pub trait Keyspace: Send + Sync + 'static {
 
     /// Give back the slot `member` of the slot set `key`; answers whether it held a live one.
     fn release_slot<'a>(&'a self, key: &'a str, member: &'a str) -> BoxFuture<'a, Result<bool, BusError>>;
+
+    /// How many slots of the slot set `key` are live now (0 for a set never held).
+    fn live_slots<'a>(&'a self, key: &'a str) -> BoxFuture<'a, Result<usize, BusError>>;
 
     /// The keyspace's TTL.
     fn ttl(&self) -> Duration;

@@ -327,9 +327,12 @@ async fn keyspace_slots(a: &dyn crate::Keyspace, b: &dyn crate::Keyspace) {
     assert!(b.hold_slot("q", "m2", ttl, 1).await.expect("hold"), "the slot given back is free");
     assert!(a.hold_slot("q", "m3", ttl, usize::MAX).await.expect("hold"), "no limit");
     assert!(!a.hold_slot("q", "m4", ttl, 2).await.expect("hold"), "two held");
+    assert_eq!(b.live_slots("q").await.expect("count"), 2, "both counted, on either node");
     for member in ["m2", "m3"] {
         assert!(a.release_slot("q", member).await.expect("release"));
     }
+    assert_eq!(b.live_slots("q").await.expect("count"), 0, "given back");
+    assert_eq!(a.live_slots("never").await.expect("count"), 0, "a set never held");
 
     assert_config(a.hold_slot("q", "m", Duration::ZERO, 1).await, "a zero slot TTL");
     assert_config(a.hold_slot("q", "m", a.ttl() + Duration::from_millis(1), 1).await, "past the keyspace TTL");
@@ -338,6 +341,7 @@ async fn keyspace_slots(a: &dyn crate::Keyspace, b: &dyn crate::Keyspace) {
         assert_config(a.hold_slot(bad, "m", ttl, 1).await, bad);
         assert_config(a.release_slot("q", bad).await, bad);
         assert_config(a.release_slot(bad, "m").await, bad);
+        assert_config(a.live_slots(bad).await, bad);
     }
 }
 
@@ -371,6 +375,7 @@ async fn keyspace_slot_expiry(nodes: &[Arc<dyn ServerEventBus>; 2], name: &str, 
     assert!(!a.hold_slot("quota", "s4", ttl, 2).await.expect("hold"), "s2 (renewed) and s3 hold both");
     // Nobody renews them any more: both free up.
     tokio::time::sleep(ttl + slack + tick).await;
+    assert_eq!(a.live_slots("quota").await.expect("count"), 0, "expired slots are not counted");
     assert!(!b.release_slot("quota", "s2").await.expect("release"), "an expired slot is not live");
     assert!(b.hold_slot("quota", "s4", ttl, 2).await.expect("hold"));
     assert!(a.hold_slot("quota", "s5", ttl, 2).await.expect("hold"), "the expired slots are free");

@@ -262,6 +262,19 @@ impl Keyspace for NatsKeyspace {
         }))
     }
 
+    fn live_slots<'a>(&'a self, key: &'a str) -> BoxFuture<'a, Result<usize, BusError>> {
+        Box::pin(self.bucket.bounded(key, async move {
+            let now = now_ms();
+            Ok(match self.bucket.last(&slots_key(key)).await? {
+                Last::Live { value, .. } => {
+                    let slots = serde_json::from_slice::<Slots>(&value).unwrap_or_default();
+                    slots.values().filter(|expiry| **expiry > now).count()
+                }
+                Last::Gone(_) | Last::Nothing => 0,
+            })
+        }))
+    }
+
     fn ttl(&self) -> Duration {
         self.bucket.ttl
     }

@@ -211,6 +211,16 @@ impl Keyspace for MemoryKeyspace {
         })
     }
 
+    fn live_slots<'a>(&'a self, key: &'a str) -> BoxFuture<'a, Result<usize, BusError>> {
+        self.with(key, |state, now| {
+            let live = state.live_slots(key, now).len();
+            if live == 0 {
+                state.slots.remove(key);
+            }
+            Ok(live)
+        })
+    }
+
     fn ttl(&self) -> Duration {
         self.ttl
     }
