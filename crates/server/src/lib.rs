@@ -29,6 +29,7 @@
 //! | [`auth`] | The [`Authenticator`](auth::Authenticator) hook, the RFC 9728 metadata and the `WWW-Authenticate` challenge pieces ([`auth::www_authenticate`]), per-principal rates and stream quotas. The OAuth 2.1 resource server (`BearerAuthenticator`: JWT bearer tokens verified against the issuer's JWKS) is the `mcp-fleet-oauth` crate's. |
 //! | [`intercept`] | Hooks around every `tools/call` ([`HandlerOptions::intercept`]), and the shipped result cache. |
 //! | [`tasks`] | The tasks extension's lifetime and bounds, and tasks completed from outside their handler ([`McpHandler::task`]). |
+//! | [`watch`] | Watchers: code run on one node while anyone in the fleet listens to a URI or a tenant ([`HandlerOptions::watchers`]). |
 //! | [`fleet`] | Fleet-consistent catalogs: when changes are announced, and the fleet's membership ([`McpHandler::fleet`]). |
 //! | [`audit`] | The audit trail: one record per call and task transition, to JSON lines or any sink ([`HandlerOptions::audit`]). |
 //! | [`identity`] | Which code answers: execution epoch, executable digest, version, commit, image ([`HandlerOptions::identity`]). |
@@ -100,7 +101,7 @@
 //! | 6 | `listen` | the bus consumer, the router and the listen streams |
 //! | 7 | `fleet` | membership and converged catalogs |
 //! | 8 | `notify` | how a change travels (locally, through the outbox) |
-//! | 9 | `catalog` | the server definition and its catalog |
+//! | 9 | `catalog`, `watch` | the server definition and its catalog; the watchers run while the fleet listens |
 //! | 10 | `typed`, `intercept`, `factory` | typed entries; hooks around calls; the server per request |
 //! | 11 | `tasks` | the tasks extension's store, runners and followers |
 //! | 12 | `options` | every option of a handler |
@@ -138,6 +139,7 @@ mod task_handle;
 pub mod tasks;
 pub mod trace;
 pub mod typed;
+pub mod watch;
 
 pub use catalog::server::McpServer;
 pub use context::{CallContext, ClientAddr, Principal, RequestContext};

@@ -33,6 +33,7 @@ use crate::shared::HandlerShared;
 use crate::shutdown::{CutNames, ShutdownTrigger};
 use crate::task_handle::TaskHandle;
 use crate::tasks::{TaskParts, TaskSignals, Tasks};
+use crate::watch::Watches;
 
 /// An MCP endpoint: serve it with [`McpHandler::serve`] or call [`McpHandler::handle`] from
 /// your own hyper service. Cheap to clone.
@@ -76,6 +77,11 @@ pub async fn create_mcp_handler(
     let tasks = Tasks::open(&options.tasks, wiring.task_parts(&bus, &metrics, &options, &audit)).await?;
     factory.attach(&wiring.notifier)?;
     let limits = limit_gate(&options, &bus, &wiring.fleet).await;
+    let watches = match options.watchers.clone() {
+        Some(watchers) => Some(Watches::open(&bus, watchers, wiring.notifier.clone()).await?),
+        None => None,
+    };
+    let sink = watches.clone().map(|w| w as Arc<dyn crate::listen::InterestSink>);
     let challenge_base = options.protected_resource.as_ref().map(|m| resource_metadata_base(&m.metadata_url()));
     let mut extensions = options.extensions.clone();
     if tasks.is_some() {
@@ -85,7 +91,7 @@ pub async fn create_mcp_handler(
         extensions,
         options,
         router: wiring.router.clone(),
-        interest: crate::listen::Interest::new(bus.clone()),
+        interest: crate::listen::Interest::new(bus.clone(), sink),
         tasks: tasks.clone(),
         metrics,
         state_codec: Arc::new(state_codec),
@@ -109,7 +115,7 @@ pub async fn create_mcp_handler(
         serving: watch::channel(0).0,
         farewells: std::sync::Mutex::default(),
     });
-    wiring.start(&shared, tasks, events);
+    wiring.start(&shared, tasks, events, watches);
     Ok(McpHandler { shared })
 }
 
@@ -191,7 +197,13 @@ impl Wiring {
     /// consumer and its health monitor, the outbox, the fleet's watch, the listen tick — each
     /// stopping on the drain signal; the outbox's and the fleet's last rounds are awaited by
     /// `shutdown()` (its farewells).
-    fn start(self, shared: &Arc<HandlerShared>, tasks: Option<Arc<Tasks>>, events: mcp_fleet_bus::BusStream) {
+    fn start(
+        self,
+        shared: &Arc<HandlerShared>,
+        tasks: Option<Arc<Tasks>>,
+        events: mcp_fleet_bus::BusStream,
+        watches: Option<Arc<Watches>>,
+    ) {
         let stop = || shared.shutdown.subscribe();
         let (keepalive, ttl) = (shared.options.listen.keepalive, shared.options.era2025.session_ttl);
         tokio::spawn(crate::era2025::maintain(&shared.era2025, keepalive, ttl, stop()));
@@ -204,7 +216,12 @@ impl Wiring {
         tokio::spawn(supervisor::run(parts, events));
         tokio::spawn(monitor::run(bus.clone(), health, self.router.clone(), stop()));
         let farewells = [tokio::spawn(self.outbox.run(bus, stop())), tokio::spawn(self.fleet.run(stop()))];
-        shared.farewells.lock().unwrap_or_else(std::sync::PoisonError::into_inner).extend(farewells);
+        let watches = watches.map(|w| tokio::spawn(w.run(stop())));
+        shared
+            .farewells
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .extend(farewells.into_iter().chain(watches));
         if let Some(every) = shared.options.listen.tick_interval() {
             let keepalives = !shared.options.listen.keepalive.is_zero();
             tokio::spawn(keepalive::run(self.router, every, keepalives, stop()));

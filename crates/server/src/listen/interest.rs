@@ -5,7 +5,9 @@
 //! subscribed to), gained before its ack is written — so every event published after the ack
 //! reaches this node — and lost when it is dropped. A 2025 session's stream follows every URI:
 //! its subscriptions change while it is open, announced by events that would race a gain.
-//! On a bus that consumes everything (the default) a stream holds no guard at all.
+//! On a bus that consumes everything (the default) a stream holds no guard at all, unless a
+//! consumer above wants to know what the node's streams follow ([`InterestSink`]: the fleet's
+//! watches) — then its guard tells that consumer too.
 
 use std::sync::Arc;
 
@@ -16,49 +18,67 @@ use mcp_fleet_protocol::SubscriptionFilter;
 pub(crate) const UNFOLLOWABLE: &str =
     "This replica cannot follow the fleet's events for this stream right now; reconnect to another replica";
 
-/// The bus, as far as telling it what streams follow goes. Cheap to clone.
+/// Told what this node's streams follow, as they open and close (the fleet's watches).
+pub(crate) trait InterestSink: Send + Sync {
+    /// A stream gained `subjects` (before its ack is written).
+    fn gained(&self, subjects: &[Subject]);
+    /// A stream that gained `subjects` closed.
+    fn lost(&self, subjects: &[Subject]);
+}
+
+/// The bus, as far as telling it what streams follow goes, and the sink also told. Cheap to
+/// clone.
 #[derive(Clone)]
 pub(crate) struct Interest {
     bus: Arc<dyn ServerEventBus>,
+    sink: Option<Arc<dyn InterestSink>>,
 }
 
 /// One stream's subjects: gained by [`InterestGuard::gain`], lost on drop.
 pub(crate) struct InterestGuard {
-    bus: Arc<dyn ServerEventBus>,
+    bus: Option<Arc<dyn ServerEventBus>>,
+    sink: Option<Arc<dyn InterestSink>>,
     subjects: Vec<Subject>,
     gained: bool,
 }
 
 impl Interest {
-    pub(crate) fn new(bus: Arc<dyn ServerEventBus>) -> Self {
-        Interest { bus }
+    pub(crate) fn new(bus: Arc<dyn ServerEventBus>, sink: Option<Arc<dyn InterestSink>>) -> Self {
+        Interest { bus, sink }
     }
 
-    /// A listen stream of `scope` (its tenant) with `filter`; `None` when the bus does not
-    /// route by interest or the stream follows only fleet-wide events.
+    /// A listen stream of `scope` (its tenant) with `filter`; `None` when neither the bus nor
+    /// a sink needs to know, or the stream follows only fleet-wide events.
     pub(crate) fn listen(&self, scope: Option<&str>, filter: &SubscriptionFilter) -> Option<Box<InterestGuard>> {
         let scoped = scope.map(|s| Subject::Scope(s.to_owned()));
         let uris = filter.resource_subscriptions.iter().map(|uri| Subject::Uri(uri.clone()));
         self.guard(scoped.into_iter().chain(uris).collect())
     }
 
-    /// A 2025 session's GET stream of `scope`; `None` when the bus does not route by interest.
+    /// A 2025 session's GET stream of `scope`; `None` when neither the bus nor a sink needs
+    /// to know.
     pub(crate) fn session_stream(&self, scope: Option<&str>) -> Option<Box<InterestGuard>> {
         let scoped = scope.map(|s| Subject::Scope(s.to_owned()));
         self.guard(scoped.into_iter().chain([Subject::EveryUri]).collect())
     }
 
     fn guard(&self, subjects: Vec<Subject>) -> Option<Box<InterestGuard>> {
-        let needed = self.bus.routes_by_interest() && !subjects.is_empty();
-        needed.then(|| Box::new(InterestGuard { bus: self.bus.clone(), subjects, gained: false }))
+        let bus = self.bus.routes_by_interest().then(|| self.bus.clone());
+        let needed = (bus.is_some() || self.sink.is_some()) && !subjects.is_empty();
+        needed.then(|| Box::new(InterestGuard { bus, sink: self.sink.clone(), subjects, gained: false }))
     }
 }
 
 impl InterestGuard {
-    /// Tell the bus; resolves once what the stream follows reaches this node.
+    /// Tell the bus and the sink; resolves once what the stream follows reaches this node.
     pub(crate) async fn gain(&mut self) -> Result<(), BusError> {
         if !self.gained {
-            self.bus.gain(&self.subjects).await?;
+            if let Some(bus) = &self.bus {
+                bus.gain(&self.subjects).await?;
+            }
+            if let Some(sink) = &self.sink {
+                sink.gained(&self.subjects);
+            }
             self.gained = true;
         }
         Ok(())
@@ -68,7 +88,12 @@ impl InterestGuard {
 impl Drop for InterestGuard {
     fn drop(&mut self) {
         if self.gained {
-            self.bus.lose(&self.subjects);
+            if let Some(bus) = &self.bus {
+                bus.lose(&self.subjects);
+            }
+            if let Some(sink) = &self.sink {
+                sink.lost(&self.subjects);
+            }
         }
     }
 }
@@ -97,7 +122,7 @@ mod tests {
     #[tokio::test]
     async fn a_stream_gains_its_scope_and_uris_and_loses_them_when_dropped() {
         let bus = Arc::new(Counting { inner: Arc::new(MemoryBus::new().as_node("n")), held: Mutex::default() });
-        let interest = Interest::new(bus.clone());
+        let interest = Interest::new(bus.clone(), None);
         let filter = SubscriptionFilter::from_params(
             json!({"notifications": {"resourceSubscriptions": ["file:///a"]}}).as_object().expect("object"),
             10,
@@ -114,8 +139,37 @@ mod tests {
         assert_eq!(bus.held(), [Subject::EveryUri]);
         drop(session);
         assert!(interest.listen(None, &SubscriptionFilter::default()).is_none(), "only fleet-wide events");
-        let unrouted = Interest::new(Arc::new(MemoryBus::new()));
+        let unrouted = Interest::new(Arc::new(MemoryBus::new()), None);
         assert!(unrouted.session_stream(Some("t")).is_none(), "a bus that consumes everything needs no guard");
+    }
+
+    /// A sink that counts what streams gained and lost.
+    #[derive(Default)]
+    struct Sink(Mutex<(Vec<Subject>, Vec<Subject>)>);
+
+    impl InterestSink for Sink {
+        fn gained(&self, subjects: &[Subject]) {
+            self.0.lock().expect("sink").0.extend_from_slice(subjects);
+        }
+        fn lost(&self, subjects: &[Subject]) {
+            self.0.lock().expect("sink").1.extend_from_slice(subjects);
+        }
+    }
+
+    #[tokio::test]
+    async fn a_sink_hears_streams_on_a_bus_that_consumes_everything() {
+        let sink = Arc::new(Sink::default());
+        let interest = Interest::new(Arc::new(MemoryBus::new()), Some(sink.clone()));
+        let mut guard = interest.session_stream(Some("t")).expect("a guard for the sink");
+        assert!(sink.0.lock().expect("sink").0.is_empty(), "nothing before the gain");
+        guard.gain().await.expect("gain");
+        guard.gain().await.expect("a second gain is the first's");
+        assert_eq!(sink.0.lock().expect("sink").0, [Subject::Scope("t".into()), Subject::EveryUri]);
+        drop(guard);
+        assert_eq!(sink.0.lock().expect("sink").1.len(), 2, "lost when dropped");
+        let never_gained = interest.listen(Some("t"), &SubscriptionFilter::default()).expect("a guard");
+        drop(never_gained);
+        assert_eq!(sink.0.lock().expect("sink").1.len(), 2, "a guard never gained loses nothing");
     }
 
     impl Counting {

@@ -75,6 +75,7 @@ pub struct HandlerOptions {
     pub(crate) audit: Option<crate::audit::AuditOptions>,
     pub(crate) identity_in_tools_revision: bool,
     pub(crate) direct_http1_listen: bool,
+    pub(crate) watchers: Option<crate::watch::Watchers>,
 }
 
 impl Default for HandlerOptions {
@@ -114,6 +115,7 @@ impl Default for HandlerOptions {
             audit: None,
             identity_in_tools_revision: false,
             direct_http1_listen: true,
+            watchers: None,
         }
     }
 }
@@ -284,6 +286,21 @@ impl HandlerOptions {
     /// [`TaskOptions::disabled`] turns it off. Default: on, with the defaults.
     pub fn tasks(mut self, tasks: TaskOptions) -> Self {
         self.tasks = tasks;
+        self
+    }
+
+    /// Run a watcher on one node of the fleet for every subject someone listens to, until
+    /// nobody does (see [`crate::watch`]). Default: none.
+    ///
+    /// ```
+    /// use mcp_fleet_server::HandlerOptions;
+    /// use mcp_fleet_server::watch::{Watch, Watchers};
+    /// let options = HandlerOptions::default().watchers(Watchers::new(|watch: Watch| async move {
+    ///     watch.ended().await;
+    /// }));
+    /// ```
+    pub fn watchers(mut self, watchers: crate::watch::Watchers) -> Self {
+        self.watchers = Some(watchers);
         self
     }
 
