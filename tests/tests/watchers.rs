@@ -13,8 +13,9 @@ use std::time::Duration;
 use mcp_fleet_server::HandlerOptions;
 use mcp_fleet_server::bus::Subject;
 use mcp_fleet_server::watch::{Watch, Watchers};
-use mcp_fleet_tests::ListenStream;
 use mcp_fleet_tests::cluster::{Broker, Fleet, tenant_options};
+use mcp_fleet_tests::legacy::LegacySession;
+use mcp_fleet_tests::{ListenStream, McpClient};
 use serde_json::json;
 
 const URI: &str = "test://upstream/feed";
@@ -36,10 +37,10 @@ impl Log {
     }
 }
 
-/// Tenant options whose watcher logs its start and end on node `i` (the options are made
+/// Options (`base()`, with) a watcher that logs its start and end on node `i` (the options are made
 /// once per node, in order) and, while it runs, polls its "upstream": an update of the URI
 /// every 100 ms.
-fn watching(log: &Log) -> impl Fn() -> HandlerOptions {
+fn watching(log: &Log, base: fn() -> HandlerOptions) -> impl Fn() -> HandlerOptions {
     let (log, next) = (log.clone(), Arc::new(AtomicUsize::new(0)));
     move || {
         let (log, node) = (log.clone(), next.fetch_add(1, Ordering::Relaxed));
@@ -59,7 +60,7 @@ fn watching(log: &Log) -> impl Fn() -> HandlerOptions {
                 log.0.lock().expect("log").push((node, watch.subject().clone(), false));
             }
         };
-        tenant_options().watchers(Watchers::new(watcher).lease(LEASE))
+        base().watchers(Watchers::new(watcher).lease(LEASE))
     }
 }
 
@@ -75,7 +76,7 @@ async fn hears_update(stream: &mut ListenStream) {
 
 async fn one_watch_while_anyone_listens(broker: Broker) {
     let log = Log::default();
-    let Some(fleet) = Fleet::start(broker, watching(&log)).await else { return };
+    let Some(fleet) = Fleet::start(broker, watching(&log, tenant_options)).await else { return };
     let (uri, scope) = (Subject::Uri(URI.into()), Subject::Scope("acme".into()));
     let follow = json!({"resourceSubscriptions": [URI]});
     let mut first = fleet.listen(0, Some("acme"), follow.clone()).await;
@@ -116,7 +117,7 @@ async fn one_watch_while_anyone_listens_on_nats() {
 #[tokio::test]
 async fn a_watch_moves_to_a_node_still_listening_when_its_node_leaves() {
     let log = Log::default();
-    let Some(fleet) = Fleet::start(Broker::Redis, watching(&log)).await else { return };
+    let Some(fleet) = Fleet::start(Broker::Redis, watching(&log, tenant_options)).await else { return };
     let uri = Subject::Uri(URI.into());
     let follow = json!({"resourceSubscriptions": [URI]});
     let first = fleet.listen(0, Some("acme"), follow.clone()).await;
@@ -128,5 +129,23 @@ async fn a_watch_moves_to_a_node_still_listening_when_its_node_leaves() {
     hears_update(&mut staying).await;
     drop(staying);
     log.until("and ends there with the last stream", &uri, |l| l.len() == 4 && l[3] == (1, false)).await;
+    fleet.shutdown().await;
+}
+
+/// A 2025 session's `resources/subscribe`, made through another node than its GET stream's,
+/// is watched while the stream is open and subscribed, and unwatched when it unsubscribes.
+#[tokio::test]
+async fn a_2025_session_subscription_is_watched_while_it_lasts() {
+    let log = Log::default();
+    let Some(fleet) = Fleet::start(Broker::Redis, watching(&log, HandlerOptions::default)).await else { return };
+    let uri = Subject::Uri(URI.into());
+    let c: Vec<McpClient> = fleet.nodes.iter().map(|n| McpClient::new(n.url())).collect();
+    let session = LegacySession::open(&c[0], json!({})).await;
+    let mut stream = session.stream(&c[1], None).await;
+    session.result(&c[2], "resources/subscribe", json!({"uri": URI})).await;
+    log.until("the stream's node watches the subscribed URI", &uri, |l| l == [(1, true)]).await;
+    hears_update(&mut stream).await;
+    session.result(&c[0], "resources/unsubscribe", json!({"uri": URI})).await;
+    log.until("nobody watches it once unsubscribed", &uri, |l| l == [(1, true), (1, false)]).await;
     fleet.shutdown().await;
 }

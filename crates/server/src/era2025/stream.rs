@@ -41,7 +41,7 @@ use super::history::{History, Position};
 use super::relay::Wakeups;
 use super::stream_body::SessionStreamBody;
 use super::stream_pending::{Pending, gap_frames, keep_newer, notification, subscription};
-use crate::listen::DirectSocket;
+use crate::listen::{DirectSocket, FollowedUris};
 use crate::listen::{Renderings, tenant_meta};
 use crate::metrics::{Metrics, ReasonLabel};
 
@@ -166,13 +166,16 @@ impl SessionStreams {
         scope: Option<String>,
         subscriptions: BTreeSet<String>,
         last_event_id: Option<&str>,
+        followed: Option<FollowedUris>,
     ) -> Result<SessionStreamBody, StreamRefused> {
         let key = self.inner.next_key.fetch_add(1, Ordering::Relaxed);
         // Where a fresh stream starts, read before it is registered: whatever is recorded from
         // here on is either delivered to it or replayed by `catch_up`.
         let start = self.inner.history.newest();
         let after = last_event_id.map(|id| self.inner.ids.read(id, scope.as_deref()));
-        let pending = Pending { subscriptions, position: start, journal: Some(Vec::new()), ..Pending::default() };
+        let journal = Some(Vec::new());
+        let mut pending = Pending { subscriptions, position: start, journal, followed, ..Pending::default() };
+        pending.sync_followed();
         let stream = Arc::new(SessionStream {
             key,
             session: session.to_owned(),
@@ -282,6 +285,7 @@ impl SessionStreams {
                     stream.update(self, |p| match (change.op, uri) {
                         (op @ (SessionOp::Subscribe | SessionOp::Unsubscribe), Some(uri)) => {
                             subscription(p, op, uri);
+                            p.sync_followed();
                             if let Some(journal) = &mut p.journal {
                                 journal.push((op, uri.clone()));
                             }
@@ -383,6 +387,7 @@ impl SessionStreams {
                     p.uris.insert(uri.clone(), (p.position, notification(RESOURCE_UPDATED, Some(uri), &meta)));
                 }
                 p.subscriptions = subscriptions;
+                p.sync_followed();
             });
         }
     }
@@ -514,7 +519,7 @@ mod tests {
     #[tokio::test]
     async fn hears_lists_and_only_subscribed_uris_kept_current_by_session_events() {
         let streams = streams(10);
-        let mut body = streams.open("s1", None, BTreeSet::new(), None).unwrap();
+        let mut body = streams.open("s1", None, BTreeSet::new(), None, None).unwrap();
         assert_eq!(next_text(&mut body).await, "id: 0-0\ndata: \n\n", "the priming event comes first");
         hear(&streams, Change::resource("test://a"), 1);
         hear(&streams, Change::session("s1", SessionOp::Subscribe, Some("test://a".into())), 0);
@@ -542,7 +547,7 @@ mod tests {
         let subs = BTreeSet::from(["test://w".to_owned()]);
         let ids = &streams.inner.ids;
         let after_1 = ids.write((7, 1), Some("acme"));
-        let mut replayed = streams.open("s1", Some("acme".into()), subs.clone(), Some(&after_1)).unwrap();
+        let mut replayed = streams.open("s1", Some("acme".into()), subs.clone(), Some(&after_1), None).unwrap();
         let text = next_text(&mut replayed).await;
         let positions: Vec<_> = ids_of(&text).into_iter().map(|id| ids.read(id, Some("acme"))).collect();
         assert_eq!(positions, [Some((7, 1)), Some((7, 2))], "primed before the replay, then the update's own: {text}");
@@ -551,12 +556,12 @@ mod tests {
         assert!(!text.contains("version"), "the tenant rendering of what was missed: {text}");
 
         let unknown = ids.write((9, 1), Some("acme"));
-        let mut invalidated = streams.open("s2", Some("acme".into()), subs.clone(), Some(&unknown)).unwrap();
+        let mut invalidated = streams.open("s2", Some("acme".into()), subs.clone(), Some(&unknown), None).unwrap();
         let text = next_text(&mut invalidated).await;
         for method in ["tools/list_changed", "prompts/list_changed", "resources/list_changed", "resources/updated"] {
             assert!(text.contains(method), "{method}: {text}");
         }
-        let mut named = streams.open("s3", Some("acme".into()), subs, Some("7-1")).unwrap();
+        let mut named = streams.open("s3", Some("acme".into()), subs, Some("7-1"), None).unwrap();
         assert!(next_text(&mut named).await.contains("prompts/list_changed"), "a tenant cannot name a position");
         hear(&streams, Change::list(EventKind::PromptsListChanged).in_scope("other"), 4);
         hear(&streams, Change::list(EventKind::ToolsListChanged).in_scope("acme"), 5);
@@ -587,13 +592,13 @@ mod tests {
         hear(&streams, Change::resource("test://a"), 38);
         hear(&streams, Change::list(EventKind::ToolsListChanged), 39);
         hear(&streams, Change::list(EventKind::PromptsListChanged), 40);
-        let mut resumed = streams.open("s1", None, subs.clone(), Some("7-37")).unwrap();
+        let mut resumed = streams.open("s1", None, subs.clone(), Some("7-37"), None).unwrap();
         let text = next_text(&mut resumed).await;
         assert_eq!(ids_of(&text), ["7-37", "7-38", "7-39", "7-40"], "{text}");
         assert!(at(&text, "test://a") < at(&text, "tools/list_changed"), "{text}");
         assert!(at(&text, "tools/list_changed") < at(&text, "prompts/list_changed"), "{text}");
         // A client that read only the priming event, then lost its connection, misses nothing.
-        let mut again = streams.open("s2", None, subs.clone(), Some(ids_of(&text)[0])).unwrap();
+        let mut again = streams.open("s2", None, subs.clone(), Some(ids_of(&text)[0]), None).unwrap();
         assert_eq!(ids_of(&next_text(&mut again).await), ["7-37", "7-38", "7-39", "7-40"]);
         // Live events written in one go keep their own ids and their order too.
         hear(&streams, Change::resource("test://a"), 41);
@@ -602,12 +607,12 @@ mod tests {
         assert_eq!(ids_of(&text), ["7-41", "7-42"], "{text}");
         assert!(at(&text, "test://a") < at(&text, "tools/list_changed"), "{text}");
         // A fresh stream primes at the newest position; an unknown one's prime resumes to the gap rule.
-        let mut fresh = streams.open("s3", None, subs.clone(), None).unwrap();
+        let mut fresh = streams.open("s3", None, subs.clone(), None, None).unwrap();
         assert_eq!(next_text(&mut fresh).await, "id: 7-42\ndata: \n\n");
-        let mut gap = streams.open("s4", None, subs.clone(), Some("7-1")).unwrap();
+        let mut gap = streams.open("s4", None, subs.clone(), Some("7-1"), None).unwrap();
         let text = next_text(&mut gap).await;
         assert_eq!(ids_of(&text)[..2], ["7-0", "7-42"], "{text}");
-        let mut gap_again = streams.open("s5", None, subs, Some("7-0")).unwrap();
+        let mut gap_again = streams.open("s5", None, subs, Some("7-0"), None).unwrap();
         assert!(next_text(&mut gap_again).await.contains(r#""resumed":true"#));
     }
 
@@ -615,10 +620,10 @@ mod tests {
     async fn a_node_that_heard_nothing_yet_primes_at_the_bus_position_and_resumes_from_it() {
         let streams = streams(10);
         crate::listen::SessionEvents::started_at(&streams, (7, 40));
-        let mut fresh = streams.open("s1", None, BTreeSet::new(), None).unwrap();
+        let mut fresh = streams.open("s1", None, BTreeSet::new(), None, None).unwrap();
         assert_eq!(next_text(&mut fresh).await, "id: 7-40\ndata: \n\n", "not 0-0");
         hear(&streams, Change::list(EventKind::ToolsListChanged), 41);
-        let mut resumed = streams.open("s2", None, BTreeSet::new(), Some("7-40")).unwrap();
+        let mut resumed = streams.open("s2", None, BTreeSet::new(), Some("7-40"), None).unwrap();
         let text = next_text(&mut resumed).await;
         assert_eq!(ids_of(&text), ["7-40", "7-41"], "replayed, not a false gap: {text}");
         assert!(!text.contains("gap") && !text.contains("prompts"), "{text}");
@@ -634,7 +639,7 @@ mod tests {
             hear(&racing, Change::session("s1", SessionOp::Subscribe, Some("test://a".into())), 2);
             hear(&racing, Change::list(EventKind::PromptsListChanged), 3);
         });
-        let mut body = streams.open("s1", None, BTreeSet::new(), None).unwrap();
+        let mut body = streams.open("s1", None, BTreeSet::new(), None, None).unwrap();
         // What the GET reads of the record once its stream is registered.
         streams.begin_refresh("s1");
         streams.refresh_subscriptions("s1", Some(BTreeSet::from(["test://a".to_owned()])));
@@ -648,7 +653,7 @@ mod tests {
     #[tokio::test]
     async fn a_renewal_refreshes_subscriptions_keeping_what_happened_during_its_read() {
         let streams = streams(10);
-        let mut body = streams.open("s1", None, BTreeSet::from(["test://a".to_owned()]), None).unwrap();
+        let mut body = streams.open("s1", None, BTreeSet::from(["test://a".to_owned()]), None, None).unwrap();
         next_text(&mut body).await;
         // The renewal reads the record ({a, b}: b's subscribe event was lost); an unsubscribe of
         // a lands during that read.
@@ -667,7 +672,7 @@ mod tests {
     async fn a_scoped_sessions_stream_shows_the_bus_position_neither_in_ids_nor_in_metadata() {
         let streams = streams(10);
         hear(&streams, Change::list(EventKind::ToolsListChanged), 1);
-        let mut body = streams.open("s1", Some("acme".into()), BTreeSet::new(), None).unwrap();
+        let mut body = streams.open("s1", Some("acme".into()), BTreeSet::new(), None, None).unwrap();
         let prime = next_text(&mut body).await;
         assert_eq!(streams.inner.ids.read(id_of(&prime), Some("acme")), Some((7, 1)), "{prime}");
         assert!(!prime.contains("7-1"), "{prime}");
@@ -684,10 +689,10 @@ mod tests {
     #[tokio::test]
     async fn a_second_stream_of_a_session_replaces_the_first_and_the_limit_holds() {
         let streams = streams(1);
-        let mut first = streams.open("s1", None, BTreeSet::new(), None).unwrap();
+        let mut first = streams.open("s1", None, BTreeSet::new(), None, None).unwrap();
         next_text(&mut first).await;
-        assert!(matches!(streams.open("s2", None, BTreeSet::new(), None), Err(StreamRefused::Limit(1))));
-        let _second = streams.open("s1", None, BTreeSet::new(), None).expect("a replacement is not a new stream");
+        assert!(matches!(streams.open("s2", None, BTreeSet::new(), None, None), Err(StreamRefused::Limit(1))));
+        let _second = streams.open("s1", None, BTreeSet::new(), None, None).expect("a replacement is not a new stream");
         assert!(poll_fn(|cx| Pin::new(&mut first).poll_frame(cx)).await.is_none(), "the replaced stream ends");
     }
 }

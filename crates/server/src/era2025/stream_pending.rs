@@ -13,6 +13,7 @@ use mcp_fleet_protocol::{ListKind, jsonrpc::encode_notification, sse};
 use serde_json::{Value, json};
 
 use super::history::Position;
+use crate::listen::FollowedUris;
 
 /// One notification, serialized once per event for every stream that gets it: the JSON-RPC
 /// message, with the fleet event metadata (epoch, version, publish time — or the gap marker)
@@ -52,9 +53,18 @@ pub(super) struct Pending {
     /// subscription changes heard meanwhile, replayed over what the read finds (see
     /// [`SessionStreams::refresh_subscriptions`]).
     pub(super) journal: Option<Vec<(SessionOp, String)>>,
+    /// The subscriptions as told to the fleet's watches, when a handler has watchers.
+    pub(super) followed: Option<FollowedUris>,
 }
 
 impl Pending {
+    /// Tell the fleet's watches what the subscriptions are now (after they changed).
+    pub(super) fn sync_followed(&mut self) {
+        if let Some(followed) = &mut self.followed {
+            followed.sync(&self.subscriptions);
+        }
+    }
+
     /// Mark everything the session follows with `lists` (one frame per announced list) and a
     /// resource frame per subscribed URI carrying `meta` (the gap rule).
     pub(super) fn invalidate(&mut self, lists: &[Notification; 3], meta: &Value) {

@@ -9,6 +9,7 @@
 //! consumer above wants to know what the node's streams follow ([`InterestSink`]: the fleet's
 //! watches) — then its guard tells that consumer too.
 
+use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use mcp_fleet_bus::{BusError, ServerEventBus, Subject};
@@ -62,10 +63,53 @@ impl Interest {
         self.guard(scoped.into_iter().chain([Subject::EveryUri]).collect())
     }
 
+    /// What a 2025 session's stream subscribes to, URI by URI, for the sink; `None` without one.
+    pub(crate) fn session_uris(&self) -> Option<FollowedUris> {
+        self.sink.clone().map(|sink| FollowedUris { sink, told: BTreeSet::new() })
+    }
+
     fn guard(&self, subjects: Vec<Subject>) -> Option<Box<InterestGuard>> {
         let bus = self.bus.routes_by_interest().then(|| self.bus.clone());
         let needed = (bus.is_some() || self.sink.is_some()) && !subjects.is_empty();
         needed.then(|| Box::new(InterestGuard { bus, sink: self.sink.clone(), subjects, gained: false }))
+    }
+}
+
+/// The URIs a 2025 session's GET stream is subscribed to, told to the sink as they change
+/// (the bus is told every URI once, by the stream's guard) and lost when dropped.
+pub(crate) struct FollowedUris {
+    sink: Arc<dyn InterestSink>,
+    told: BTreeSet<String>,
+}
+
+impl FollowedUris {
+    /// The stream's subscriptions are now `now`: tell the sink what it gained and lost.
+    pub(crate) fn sync(&mut self, now: &BTreeSet<String>) {
+        let uris = |set: std::collections::btree_set::Difference<'_, String>| -> Vec<Subject> {
+            set.map(|uri| Subject::Uri(uri.clone())).collect()
+        };
+        let (gained, lost) = (uris(now.difference(&self.told)), uris(self.told.difference(now)));
+        if !gained.is_empty() {
+            self.sink.gained(&gained);
+        }
+        if !lost.is_empty() {
+            self.sink.lost(&lost);
+        }
+        if !gained.is_empty() || !lost.is_empty() {
+            self.told.clone_from(now);
+        }
+    }
+}
+
+impl Drop for FollowedUris {
+    fn drop(&mut self) {
+        self.sync(&BTreeSet::new());
+    }
+}
+
+impl std::fmt::Debug for FollowedUris {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FollowedUris").field("told", &self.told).finish_non_exhaustive()
     }
 }
 
@@ -170,6 +214,17 @@ mod tests {
         let never_gained = interest.listen(Some("t"), &SubscriptionFilter::default()).expect("a guard");
         drop(never_gained);
         assert_eq!(sink.0.lock().expect("sink").1.len(), 2, "a guard never gained loses nothing");
+
+        let mut uris = interest.session_uris().expect("with a sink");
+        let set = |uris: &[&str]| uris.iter().map(|u| (*u).to_owned()).collect::<BTreeSet<_>>();
+        uris.sync(&set(&["a", "b"]));
+        uris.sync(&set(&["b", "c"]));
+        drop(uris);
+        let (gained, lost) = sink.0.lock().expect("sink").clone();
+        let uri = |u: &str| Subject::Uri(u.into());
+        assert_eq!(gained[2..], [uri("a"), uri("b"), uri("c")]);
+        assert_eq!(lost[2..], [uri("a"), uri("b"), uri("c")], "a lost when unsubscribed, the rest when dropped");
+        assert!(Interest::new(Arc::new(MemoryBus::new()), None).session_uris().is_none());
     }
 
     impl Counting {

@@ -28,7 +28,7 @@ pub(crate) use budget::Opener;
 pub(crate) use direct::DirectSocket;
 pub(crate) use health::BusHealth;
 pub(crate) use intake::{EventIntake, SessionEvents, TaskEvents};
-pub(crate) use interest::{Interest, InterestGuard, InterestSink, UNFOLLOWABLE};
+pub(crate) use interest::{FollowedUris, Interest, InterestGuard, InterestSink, UNFOLLOWABLE};
 pub(crate) use limits::ListenLimits;
 pub(crate) use router::ListenRouter;
 pub(crate) use tenant::{Renderings, tenant_meta};

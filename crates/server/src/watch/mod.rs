@@ -43,7 +43,8 @@
 //!   while any slot is live (its own or another node's); when none is, it deletes the lease
 //!   and ends the watch.
 //!
-//! So a watch starts at once on the node whose stream was first; it ends at once when that
+//! So a watch starts at once on the node whose stream was first (or within a third of the
+//! lease, when that stream opened just as the watch was ending); it ends at once when that
 //! node's own last stream closes the fleet's last, and within a third of the lease when the
 //! last stream was on another node. A node that dies gives its slots and its leases back by
 //! expiry: another node still following the subject takes the lease over within a lease and
@@ -52,9 +53,9 @@
 //! is paused longer than a lease. Shutting down ends the node's watches and gives everything
 //! back first.
 //!
-//! A 2025-era session counts through its GET stream, by its tenant; its
-//! `resources/subscribe` URIs are not followed one by one, so a watcher of URIs hears of 2026
-//! listen streams' `resourceSubscriptions` only.
+//! A 2025-era session counts through its GET stream: by its tenant, and by each URI it is
+//! subscribed to (`resources/subscribe` on any node) while the stream is open — without an
+//! open GET stream it would hear nothing, so it is no listener.
 
 mod registry;
 

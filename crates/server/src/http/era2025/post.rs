@@ -343,7 +343,8 @@ impl HandlerShared {
             return Err(Box::new(response));
         }
         let streams = &self.era2025.streams;
-        match streams.open(id, scope, session.record.subscriptions, last_event_id) {
+        let followed = self.interest.session_uris();
+        match streams.open(id, scope, session.record.subscriptions, last_event_id, followed) {
             Ok(body) => {
                 // The record was read before the stream was registered: a subscription made
                 // meanwhile was announced to no stream here. Read it again now that the
