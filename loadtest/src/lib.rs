@@ -48,6 +48,7 @@ pub mod publish;
 pub mod report;
 pub mod results;
 pub mod run;
+pub mod sim;
 pub mod table;
 pub mod verify;
 pub mod worker;
