@@ -14,3 +14,4 @@ mod multi_tenant;
 mod oauth;
 mod structured_output;
 mod two_nodes_redis;
+mod upstream_watch;

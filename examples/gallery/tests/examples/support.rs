@@ -65,6 +65,24 @@ impl Example {
     }
 }
 
+impl Example {
+    /// The next line the example prints after its address, which should be `expected`;
+    /// panics after [`WAIT`]. It waits asynchronously, so the test's own connections (their
+    /// tasks on this runtime) keep running meanwhile: a dropped stream gets closed.
+    pub(crate) async fn next_line(&mut self, expected: &str) -> String {
+        let deadline = tokio::time::Instant::now() + WAIT;
+        loop {
+            match self.lines.try_recv() {
+                Ok(line) => return line,
+                Err(mpsc::TryRecvError::Empty) if tokio::time::Instant::now() < deadline => {
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                }
+                Err(e) => panic!("no line from the example ({e}); expected {expected}"),
+            }
+        }
+    }
+}
+
 impl Drop for Example {
     fn drop(&mut self) {
         let _ = self.child.kill();
