@@ -41,8 +41,7 @@ use super::history::{History, Position};
 use super::relay::Wakeups;
 use super::stream_body::SessionStreamBody;
 use super::stream_pending::{Pending, gap_frames, keep_newer, notification, subscription};
-use crate::listen::{DirectSocket, FollowedUris};
-use crate::listen::{Renderings, tenant_meta};
+use crate::listen::{DirectSocket, FollowedUris, Renderings, tenant_meta};
 use crate::metrics::{Metrics, ReasonLabel};
 
 /// One open GET stream.
