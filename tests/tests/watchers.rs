@@ -19,7 +19,9 @@ use mcp_fleet_tests::{ListenStream, McpClient};
 use serde_json::json;
 
 const URI: &str = "test://upstream/feed";
-const LEASE: Duration = Duration::from_millis(900);
+/// Long enough that a loaded machine renews in time (a lease not renewed for a whole lease
+/// ends its watch), short enough that takeovers and remote ends come within a test's wait.
+const LEASE: Duration = Duration::from_secs(2);
 
 /// What the watchers did: `(node, subject, started)` in order.
 #[derive(Clone, Default)]
