@@ -1,6 +1,7 @@
 //! What the fleet simulators (`bus-sim`, `fleet-sim`) share: which tenants a simulated node
 //! hosts, the capacity model's prediction of what it consumes (see `docs/capacity.md`), a
-//! fixed pseudo-random draw, and the comparison of measured against predicted.
+//! fixed pseudo-random draw, the comparison of measured against predicted, and waiting for
+//! the fleet to go quiet.
 
 /// How the simulated fleet is laid out, and what is published (the simulators' shared
 /// command-line options).
@@ -91,6 +92,20 @@ impl Layout {
                 off(total as f64, model_total)
             ),
         ]
+    }
+}
+
+/// Wait until `total` (what the simulated fleet consumed or heard so far) stays the same
+/// for `quiet`.
+pub async fn settle(quiet: std::time::Duration, total: impl Fn() -> u64) {
+    let mut last = total();
+    loop {
+        tokio::time::sleep(quiet).await;
+        let now = total();
+        if now == last {
+            return;
+        }
+        last = now;
     }
 }
 

@@ -48,6 +48,11 @@ impl RedisKeyspace {
         RedisKeyspace { bus, prefix, revision_key, ttl, ttl_ms }
     }
 
+    /// The sorted set holding the slot set `key` (beside the records, in their hash slot).
+    fn slot_set(&self, key: &str) -> String {
+        format!("{}#slots.{key}", self.prefix)
+    }
+
     /// The Redis key of `key`, or [`BusError::Config`] if `key` is invalid.
     fn record_key(&self, key: &str) -> Result<String, BusError> {
         check_key(key)?;
@@ -155,7 +160,7 @@ impl Keyspace for RedisKeyspace {
     ) -> BoxFuture<'a, Result<bool, BusError>> {
         Box::pin(async move {
             check_slot(key, member, ttl, self.ttl)?;
-            let set = format!("{}#slots.{key}", self.prefix);
+            let set = self.slot_set(key);
             let ttl_ms = u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX);
             // Holding a slot twice leaves what holding it once does (a later expiry); a lost
             // reply is repeated, and the repetition answers the same.
@@ -175,7 +180,7 @@ impl Keyspace for RedisKeyspace {
         Box::pin(async move {
             check_key(key)?;
             check_key(member)?;
-            let set = format!("{}#slots.{key}", self.prefix);
+            let set = self.slot_set(key);
             let released: i64 = self
                 .bus
                 .run(Retry::UnlessSent, |mut conn| {
@@ -191,7 +196,7 @@ impl Keyspace for RedisKeyspace {
     fn live_slots<'a>(&'a self, key: &'a str) -> BoxFuture<'a, Result<usize, BusError>> {
         Box::pin(async move {
             check_key(key)?;
-            let set = format!("{}#slots.{key}", self.prefix);
+            let set = self.slot_set(key);
             let live: usize = self
                 .bus
                 .run(Retry::Always, |mut conn| {

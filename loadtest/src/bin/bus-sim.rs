@@ -17,7 +17,8 @@ use std::time::{Duration, Instant};
 use clap::Parser;
 use futures_util::StreamExt;
 use mcp_fleet_bus::{BusItem, Change, EventKind, ServerEventBus, Subject};
-use mcp_fleet_loadtest::sim::Layout;
+use mcp_fleet_loadtest::procfs;
+use mcp_fleet_loadtest::sim::{self, Layout};
 
 #[derive(Parser)]
 #[command(about = "Per-node consumed events of a simulated fleet, against the capacity model")]
@@ -32,11 +33,10 @@ struct Args {
     concurrency: usize,
 }
 
+/// This process's CPU seconds so far (0 when `/proc` cannot tell).
 fn cpu_seconds() -> f64 {
-    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
-    let fields: Vec<&str> = stat.rsplit(')').next().unwrap_or_default().split_whitespace().collect();
-    let ticks = |i: usize| fields.get(i).and_then(|f| f.parse::<f64>().ok()).unwrap_or(0.0);
-    (ticks(11) + ticks(12)) / 100.0
+    let ticks = procfs::cpu_ticks(std::process::id()).unwrap_or(0);
+    (ticks * procfs::TICK_MS) as f64 / 1000.0
 }
 
 #[tokio::main]
@@ -65,7 +65,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let (cpu0, started) = (cpu_seconds(), Instant::now());
     publish(&args, &buses).await?;
     let published_in = started.elapsed();
-    settle(&consumed).await;
+    sim::settle(Duration::from_secs(1), || consumed.iter().map(|c| c.load(Ordering::Relaxed)).sum()).await;
     report(&args, &consumed, published_in, cpu_seconds() - cpu0, gaps.load(Ordering::Relaxed));
     Ok(())
 }
@@ -86,20 +86,6 @@ async fn publish(args: &Args, buses: &[Arc<dyn ServerEventBus>]) -> Result<(), m
         done?;
     }
     Ok(())
-}
-
-/// Wait until no node consumed anything for a second.
-async fn settle(consumed: &[AtomicU64]) {
-    let total = || consumed.iter().map(|c| c.load(Ordering::Relaxed)).sum::<u64>();
-    let mut last = total();
-    loop {
-        tokio::time::sleep(Duration::from_secs(1)).await;
-        let now = total();
-        if now == last {
-            return;
-        }
-        last = now;
-    }
 }
 
 fn report(args: &Args, consumed: &[AtomicU64], took: Duration, cpu: f64, gaps: u64) {

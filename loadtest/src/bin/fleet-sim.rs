@@ -20,7 +20,7 @@ use clap::Parser;
 use futures_util::StreamExt;
 use mcp_fleet_bus::{Change, EventKind, ServerEventBus};
 use mcp_fleet_client::{Endpoint, ListenMessage, ListenStream, RpcClient, Target, Transport};
-use mcp_fleet_loadtest::sim::Layout;
+use mcp_fleet_loadtest::sim::{self, Layout};
 use mcp_fleet_loadtest::{metrics, procfs};
 use mcp_fleet_protocol::SubscriptionFilter;
 use serde_json::json;
@@ -71,7 +71,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let started = Instant::now();
     publish(&args, &publisher, (0..args.layout.events + args.layout.global).collect()).await?;
     let took = started.elapsed();
-    settle(&heard).await;
+    sim::settle(Duration::from_secs(2), || heard.iter().map(|h| h.updates.load(Ordering::Relaxed)).sum()).await;
     let after = consumed(&args).await?;
     let cpu_spent: Vec<f64> = cpu(&nodes).iter().zip(&cpu_before).map(|(a, b)| a - b).collect();
     let got: Vec<u64> = after.iter().zip(&before).map(|(a, b)| a - b).collect();
@@ -173,21 +173,7 @@ async fn consumed(args: &Args) -> Result<Vec<u64>, String> {
 /// Each node's CPU seconds so far (0 when `/proc` cannot tell).
 fn cpu(nodes: &[Child]) -> Vec<f64> {
     let ticks = |child: &Child| child.id().and_then(|pid| procfs::cpu_ticks(pid).ok()).unwrap_or(0);
-    nodes.iter().map(|child| ticks(child) as f64 / 100.0).collect()
-}
-
-/// Wait until no stream heard anything for two seconds.
-async fn settle(heard: &[Arc<Heard>]) {
-    let total = || heard.iter().map(|h| h.updates.load(Ordering::Relaxed)).sum::<u64>();
-    let mut last = total();
-    loop {
-        tokio::time::sleep(Duration::from_secs(2)).await;
-        let now = total();
-        if now == last {
-            return;
-        }
-        last = now;
-    }
+    nodes.iter().map(|child| (ticks(child) * procfs::TICK_MS) as f64 / 1000.0).collect()
 }
 
 /// Publish one update per tenant; answer how many streams did not hear their tenant's.
