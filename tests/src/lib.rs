@@ -201,6 +201,20 @@ impl McpClient {
         tokio::time::timeout(WAIT, self.client.request(req)).await.expect("response in time").expect("response")
     }
 
+    /// [`McpClient::listen`], as a reconnecting client sends it: `None` when the request
+    /// fails on the way (a connection the node closed as it was reused) or gets no answer in
+    /// time, for the caller to try again.
+    pub async fn try_listen(&self, id: Value, notifications: Value) -> Option<ListenStream> {
+        let body = request(id, "subscriptions/listen", json!({"notifications": notifications}));
+        let mut req = Request::builder().method("POST").uri(&self.url);
+        for (k, v) in Self::standard_headers(&body) {
+            req = req.header(k.as_str(), v.as_str());
+        }
+        let req = req.body(Full::new(serde_json::to_vec(&body).expect("json").into())).expect("request");
+        let resp = tokio::time::timeout(WAIT, self.client.request(req)).await.ok()?.ok()?;
+        Some(ListenStream::from_response(resp))
+    }
+
     /// POST a JSON body with the standard headers and read the whole reply.
     pub async fn post(&self, body: &Value) -> Reply {
         self.post_with(body, &Self::standard_headers(body)).await

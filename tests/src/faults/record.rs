@@ -125,8 +125,9 @@ impl Reopen {
     async fn open(&self) -> Option<ListenStream> {
         let deadline = Instant::now() + REOPEN_WAIT;
         while Instant::now() < deadline {
-            let mut stream = self.client.listen(self.id.clone(), self.filter.clone()).await;
-            if stream.status == http::StatusCode::OK {
+            // A refusal, or a request lost with a connection the node closed, is tried again.
+            let opened = self.client.try_listen(self.id.clone(), self.filter.clone()).await;
+            if let Some(mut stream) = opened.filter(|s| s.status == http::StatusCode::OK) {
                 let ack = stream.next_message_within(REOPEN_WAIT).await;
                 if ack.is_some_and(|m| m["method"] == "notifications/subscriptions/acknowledged") {
                     return Some(stream);
