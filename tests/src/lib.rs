@@ -193,12 +193,26 @@ impl McpClient {
         headers: &[(String, String)],
         body: impl Into<Bytes>,
     ) -> http::Response<Incoming> {
+        self.try_send_raw(method, headers, body).await.unwrap_or_else(|e| panic!("response: {e}"))
+    }
+
+    /// [`McpClient::send_raw`], answering why when the request fails on the way or gets no
+    /// answer in time.
+    pub async fn try_send_raw(
+        &self,
+        method: &str,
+        headers: &[(String, String)],
+        body: impl Into<Bytes>,
+    ) -> Result<http::Response<Incoming>, String> {
         let mut req = Request::builder().method(method).uri(&self.url);
         for (k, v) in headers {
             req = req.header(k.as_str(), v.as_str());
         }
         let req = req.body(Full::new(body.into())).expect("request");
-        tokio::time::timeout(WAIT, self.client.request(req)).await.expect("response in time").expect("response")
+        match tokio::time::timeout(WAIT, self.client.request(req)).await {
+            Ok(answer) => answer.map_err(|e| format!("{e:?}")),
+            Err(_) => Err(format!("no response in {WAIT:?}")),
+        }
     }
 
     /// [`McpClient::listen`], as a reconnecting client sends it: `None` when the request
@@ -206,13 +220,8 @@ impl McpClient {
     /// time, for the caller to try again.
     pub async fn try_listen(&self, id: Value, notifications: Value) -> Option<ListenStream> {
         let body = request(id, "subscriptions/listen", json!({"notifications": notifications}));
-        let mut req = Request::builder().method("POST").uri(&self.url);
-        for (k, v) in Self::standard_headers(&body) {
-            req = req.header(k.as_str(), v.as_str());
-        }
-        let req = req.body(Full::new(serde_json::to_vec(&body).expect("json").into())).expect("request");
-        let resp = tokio::time::timeout(WAIT, self.client.request(req)).await.ok()?.ok()?;
-        Some(ListenStream::from_response(resp))
+        let bytes = serde_json::to_vec(&body).expect("json");
+        self.try_send_raw("POST", &Self::standard_headers(&body), bytes).await.ok().map(ListenStream::from_response)
     }
 
     /// POST a JSON body with the standard headers and read the whole reply.
