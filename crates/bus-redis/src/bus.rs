@@ -2,7 +2,7 @@
 //! tasks.
 //!
 //! Publishing shares one connection (see `crate::publisher`); every subscription gets its own
-//! tailing connection per shard it reads (see `crate::follow`, `crate::tail`, `crate::shard`).
+//! tailing connection per shard it reads (see `crate::follow`, `crate::tail`, and the bus crate's `shard`).
 //! All find the primary (or the cluster) through the same endpoint, so a Sentinel failover is
 //! followed by whichever notices first. Membership and keyspaces (see `crate::keyspace`) run their commands and
 //! scripts on the publishing connection, at the unsharded stream key's slot.
@@ -11,17 +11,17 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use mcp_fleet_bus::check_open;
+use mcp_fleet_bus::shard::shards_for;
 use mcp_fleet_bus::{
     BoxFuture, BusCounters, BusError, BusStatus, BusStream, EventEnvelope, Keyspace, Member, ServerEventBus, Subject,
 };
 
 use crate::endpoint::{Conn, Endpoint};
-use crate::follow::Tails;
+use crate::follow::{self, Tails};
 use crate::keyspace::RedisKeyspace;
 use crate::options::RedisBusOptions;
 use crate::publisher::{Publisher, Retry};
 use crate::scripts;
-use crate::shard::shards_for;
 
 /// A [`ServerEventBus`] on one Redis stream. Cheap to clone; clones share connections.
 ///
@@ -49,8 +49,8 @@ impl RedisBus {
         let endpoint = Endpoint::new(&options.endpoint).map_err(|e| BusError::Config(e.to_string()))?;
         let publisher = Publisher::new(&options);
         let (endpoint, counters) = (Arc::new(endpoint), Arc::<BusCounters>::default());
-        let tails = Tails::new(endpoint.clone(), &options, counters.clone());
-        publisher.baseline(&endpoint, tails.shard(0)).await?;
+        let tails = follow::tails(endpoint.clone(), &options, counters.clone());
+        publisher.baseline(&endpoint, tails.reader().shard(0)).await?;
         let inner = Inner { endpoint, publisher, tails, options: Arc::new(options), counters };
         Ok(RedisBus { inner: Arc::new(inner) })
     }
@@ -82,11 +82,11 @@ impl ServerEventBus for RedisBus {
         Box::pin(async move {
             let inner = &self.inner;
             let mut places = shards_for(&event, inner.tails.count()).into_iter();
-            let first = inner.tails.shard(places.next().unwrap_or(0));
+            let first = inner.tails.reader().shard(places.next().unwrap_or(0));
             let mut env = inner.publisher.publish(&inner.endpoint, first, event.clone()).await?;
             for shard in places {
                 // The same event (one id) where the other updates it is about are.
-                inner.publisher.publish(&inner.endpoint, inner.tails.shard(shard), event.clone()).await?;
+                inner.publisher.publish(&inner.endpoint, inner.tails.reader().shard(shard), event.clone()).await?;
             }
             if !self.positioned() {
                 env.version = 0;
@@ -110,7 +110,7 @@ impl ServerEventBus for RedisBus {
     }
 
     fn routes_by_interest(&self) -> bool {
-        self.inner.options.routing == crate::options::Routing::Interest
+        self.inner.options.routing == mcp_fleet_bus::shard::Routing::Interest
     }
 
     fn lose(&self, subjects: &[Subject]) {
@@ -123,7 +123,7 @@ impl ServerEventBus for RedisBus {
             if !self.positioned() {
                 return Ok(None);
             }
-            let baseline = inner.publisher.baseline(&inner.endpoint, inner.tails.shard(0)).await?;
+            let baseline = inner.publisher.baseline(&inner.endpoint, inner.tails.reader().shard(0)).await?;
             Ok(Some((baseline.epoch, baseline.version)))
         })
     }

@@ -5,9 +5,10 @@
 //! - [`bus`]: [`RedisBus`] — publishing and starting consumers.
 //! - `endpoint`: finding the current primary (directly, or by asking Sentinel), or the cluster;
 //!   the connection both kinds share.
-//! - `shard`: which event stream an event goes to when the bus is split.
-//! - `follow`: which shards each subscription tails, started and stopped as streams come and
-//!   go (interest routing).
+//! - `follow`: how one shard is tailed, for the bus crate's
+//!   [`Shards`](mcp_fleet_bus::shard::Shards) — which decides which shards each subscription
+//!   tails, started and stopped as streams come and go (interest routing), and which event
+//!   stream an event goes to when the bus is split ([`mcp_fleet_bus::shard`]).
 //! - `publisher`: the publishing connection, reconnected when a failure calls for it.
 //! - `tail`: the per-subscription task that reads the stream, reconnects and notices lost history.
 //! - `cursor`: a consumer's position and the gap rules.
@@ -39,7 +40,7 @@
 //! `MOVED`, `ASK` and failovers. The bus splits its events over
 //! [`shards`](RedisBusOptions::shards) streams (8 by default on a cluster), each with a hash tag
 //! of its own and its own counter and epoch, so the masters share the load. An event goes to its
-//! scope's shard, or its URI's, or shard 0 when it is about the whole fleet (see `shard`); every
+//! scope's shard, or its URI's, or shard 0 when it is about the whole fleet (see [`mcp_fleet_bus::shard`]); every
 //! node tails every shard on its own connection. Each shard keeps the rules above — a failover
 //! of the master holding it or a slot migration starts a new epoch there (the promoted or
 //! receiving server has another replication id), which is a gap, never silence. What a split
@@ -72,7 +73,6 @@ mod keyspace;
 pub mod options;
 mod publisher;
 mod scripts;
-mod shard;
 mod tail;
 mod url;
 
@@ -81,7 +81,7 @@ use std::sync::Arc;
 use mcp_fleet_bus::{BusError, ServerEventBus};
 
 pub use bus::RedisBus;
-pub use options::{RedisBusOptions, RedisEndpoint, Routing};
+pub use options::{RedisBusOptions, RedisEndpoint};
 
 /// Connect to `url` (`redis://`, `rediss://`, with user, password and db as redis-rs parses
 /// them, `redis+sentinel://…/MASTER_NAME` or `redis+cluster://h1:p1,h2:p2`; parameters as in

@@ -5,6 +5,7 @@
 use std::time::Duration;
 
 use mcp_fleet_bus::BusError;
+use mcp_fleet_bus::shard::Routing;
 use redis::{ConnectionInfo, IntoConnectionInfo, RedisConnectionInfo};
 
 /// Default stream key. Every replica of a fleet must use the same one.
@@ -29,16 +30,6 @@ pub const DEFAULT_READ_COUNT: usize = 512;
 pub const DEFAULT_CLUSTER_SHARDS: usize = 8;
 /// Most event streams a bus may be split into: every node tails each one on its own connection.
 pub const MAX_SHARDS: usize = 256;
-
-/// Which shards a node reads (see [`RedisBusOptions::routing`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Routing {
-    /// Every shard: every node consumes every event.
-    #[default]
-    All,
-    /// Shard 0 (fleet-wide events) and the shards of what the node's open streams follow.
-    Interest,
-}
 
 /// Where the bus finds its Redis primary.
 #[derive(Debug, Clone)]
@@ -207,7 +198,7 @@ impl RedisBusOptions {
     /// assert!(o.stream_of(&event).starts_with("{mcp-fleet:events#"));
     /// ```
     pub fn stream_of(&self, event: &mcp_fleet_bus::EventEnvelope) -> String {
-        self.shard(crate::shard::shard_of(event, self.shards)).stream_key
+        self.shard(mcp_fleet_bus::shard::shard_of(event, self.shards)).stream_key
     }
 
     /// The `CLIENT SETNAME` of this node's tailing connections, so an operator (or a test) can

@@ -5,7 +5,8 @@
 use mcp_fleet_bus::BusError;
 use redis::{ConnectionInfo, IntoConnectionInfo, RedisConnectionInfo};
 
-use crate::options::{RedisBusOptions, RedisEndpoint, Routing};
+use crate::options::{RedisBusOptions, RedisEndpoint};
+use mcp_fleet_bus::shard::Routing;
 
 impl RedisBusOptions {
     /// Options from a URL.

@@ -11,9 +11,10 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
+use mcp_fleet_bus::shard::Routing;
 use mcp_fleet_bus::testing::{self, WAIT, eventually, next_event, next_item};
 use mcp_fleet_bus::{BoxFuture, BusItem, Change, EventEnvelope, EventKind, GapReason, ServerEventBus, Subject};
-use mcp_fleet_bus_redis::{RedisBus, RedisBusOptions, Routing};
+use mcp_fleet_bus_redis::{RedisBus, RedisBusOptions};
 
 const TEST_TIMEOUT: Duration = Duration::from_secs(20);
 

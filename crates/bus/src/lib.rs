@@ -5,8 +5,8 @@
 //! The bus only *sources* change events; turning them into MCP notifications (filtering,
 //! subscription-id stamping, coalescing) is the server's listen router's job.
 //!
-//! Every item has one path: the crate root, or `redact` / `testing` for the two helper
-//! modules. Inside, by file:
+//! Every item has one path: the crate root, or `redact` / `shard` / `testing` for the three
+//! helper modules. Inside, by file:
 //!
 //! - `envelope`: [`Change`], [`EventEnvelope`] and its versioned wire encoding.
 //! - `bus`: the [`ServerEventBus`] trait, its delivery contract, status and counters.
@@ -16,6 +16,8 @@
 //! - `dedupe`: [`DedupeWindow`], which makes duplicates harmless.
 //! - `status`: [`StatusCell`], the consumer state backends share with their tasks.
 //! - `backoff`: [`Backoff`], the delays of every retry loop.
+//! - [`shard`]: a history split into shards — which shard an event goes to, and
+//!   [`Shards`](shard::Shards), which a node reads as its streams gain and lose interest.
 //! - [`redact`]: secrets out of bus URLs and whatever prints them ([`redact_url`](redact::redact_url),
 //!   [`SecretUrl`](redact::SecretUrl), [`Redacted`](redact::Redacted)).
 //! - `testing` (cargo feature `testing`): the behaviour suite every backend runs, a bus
@@ -41,6 +43,7 @@ mod interest;
 mod keyspace;
 mod memory;
 pub mod redact;
+pub mod shard;
 mod status;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
