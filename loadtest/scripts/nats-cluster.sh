@@ -16,7 +16,7 @@ start)
     for i in $(seq 0 $((servers - 1))); do
         nats-server -a 127.0.0.1 -p $((base + i)) -js -sd "$dir/n$i-js" --server_name "bench-$i" \
             --cluster "nats://127.0.0.1:$((route_base + i))" --routes "${routes%,}" --cluster_name mcpfb \
-            -l "$dir/n$i.log" -P "$dir/n$i.pid" &
+            -l "$dir/n$i.log" -P "$dir/n$i.pid" >/dev/null 2>&1 &
         urls+=("127.0.0.1:$((base + i))")
     done
     # JetStream is ready once the cluster elected its meta leader.

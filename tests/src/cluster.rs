@@ -117,6 +117,17 @@ impl Fleet {
         Some(Fleet::on(buses, options, test_server, |_, bus| bus).await)
     }
 
+    /// [`Fleet::start`] on NATS JetStream, every node's bus options passed through `tweak`
+    /// first (a test splits the bus into shards, or routes by interest).
+    pub async fn start_on_nats(
+        tweak: impl Fn(&mut NatsBusOptions),
+        options: impl Fn() -> HandlerOptions,
+    ) -> Option<Fleet> {
+        let url = broker_or_skip(Broker::Nats).await?;
+        let buses = nats_buses(&url, &unique_name(), tweak).await;
+        Some(Fleet::on(buses, options, test_server, |_, bus| bus).await)
+    }
+
     /// The bus counters of node `i` (events it consumed, published, …).
     pub fn bus_counters(&self, i: usize) -> Arc<mcp_fleet_bus::BusCounters> {
         use mcp_fleet_bus::ServerEventBus;
@@ -149,16 +160,7 @@ impl Fleet {
                 }
                 Buses::Redis { buses, admin: redis_admin(&url).await.expect("redis admin connection") }
             }
-            Broker::Nats => {
-                let mut buses = Vec::new();
-                for i in 0..NODES {
-                    let mut opts = NatsBusOptions::new(&url, &format!("node-{i}"));
-                    opts.stream_name = format!("MCP_FLEET_TEST_{}", unique.replace('-', "_"));
-                    opts.subject_prefix = format!("mcp-fleet-test.{unique}");
-                    buses.push(NatsBus::connect(opts).await.expect("nats bus"));
-                }
-                Buses::Nats(buses)
-            }
+            Broker::Nats => nats_buses(&url, &unique, |_| {}).await,
         };
         Some(Fleet::on(buses, options, server, wrap).await)
     }
@@ -260,10 +262,27 @@ impl Fleet {
             }
             Buses::Nats(buses) => {
                 let js = async_nats::jetstream::new(buses[0].client().clone());
-                js.delete_stream(&buses[0].options().stream_name).await.expect("delete stream");
+                let options = buses[0].options();
+                for shard in 0..options.shards {
+                    js.delete_stream(&options.shard(shard).stream_name).await.expect("delete stream");
+                }
             }
         }
     }
+}
+
+/// [`NODES`] NATS buses on a stream and subject prefix named after `unique`, each node's options
+/// passed through `tweak`.
+async fn nats_buses(url: &str, unique: &str, tweak: impl Fn(&mut NatsBusOptions)) -> Buses {
+    let mut buses = Vec::new();
+    for i in 0..NODES {
+        let mut opts = NatsBusOptions::new(url, &format!("node-{i}"));
+        opts.stream_name = format!("MCP_FLEET_TEST_{}", unique.replace('-', "_"));
+        opts.subject_prefix = format!("mcp-fleet-test.{unique}");
+        tweak(&mut opts);
+        buses.push(NatsBus::connect(opts).await.expect("nats bus"));
+    }
+    Buses::Nats(buses)
 }
 
 impl Buses {

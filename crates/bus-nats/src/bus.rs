@@ -8,8 +8,9 @@ use std::time::Duration;
 use async_nats::connection::State;
 use async_nats::jetstream;
 use mcp_fleet_bus::check_open;
+use mcp_fleet_bus::shard::{Shards, shards_for};
 use mcp_fleet_bus::{
-    BoxFuture, BusCounters, BusError, BusStatus, BusStream, EventEnvelope, Keyspace, Member, ServerEventBus, StatusCell,
+    BoxFuture, BusCounters, BusError, BusStatus, BusStream, EventEnvelope, Keyspace, Member, ServerEventBus, Subject,
 };
 
 use crate::connection::{self, ConnWatch};
@@ -32,13 +33,11 @@ struct Inner {
     options: Arc<NatsBusOptions>,
     counters: Arc<BusCounters>,
     watch: Arc<ConnWatch>,
-    /// The epoch: the JetStream stream's (shared with its consumers and publisher), or core
-    /// mode's, chosen by this process.
-    epoch: Arc<AtomicU64>,
-    /// JetStream mode's publisher.
-    publisher: js_mode::Publisher,
-    /// The JetStream consumers' state.
-    status: StatusCell,
+    /// JetStream mode's shards (one stream unless [`NatsBusOptions::shards`] says more): their
+    /// publishers, and which each subscription reads. `None` in core mode.
+    streams: Option<Shards<js_mode::NatsReader>>,
+    /// Core mode's epoch, chosen by this process.
+    core_epoch: u64,
     /// Core mode's node-local version counter.
     core_version: AtomicU64,
     /// Fleet membership, started at the first announcement (or query).
@@ -54,17 +53,14 @@ impl NatsBus {
         let watch = ConnWatch::new(counters.clone());
         let client = connection::connect(&options, watch.clone()).await?;
         let js = jetstream::new(client.clone());
-        let epoch = match options.mode {
-            NatsMode::JetStream => js_mode::locate(&js, &options).await?.0.epoch,
-            NatsMode::Core => mcp_fleet_bus::new_epoch(),
+        let streams = match options.mode {
+            NatsMode::JetStream => Some(js_mode::connect(&js, &options, counters.clone()).await?),
+            NatsMode::Core => None,
         };
-        let options = Arc::new(options);
-        let epoch = Arc::new(AtomicU64::new(epoch));
-        let publisher = js_mode::Publisher::new(js.clone(), options.clone(), epoch.clone());
-        let status = StatusCell::connected();
+        let (options, core_epoch) = (Arc::new(options), mcp_fleet_bus::new_epoch());
         let core_version = AtomicU64::new(1);
         let members = tokio::sync::OnceCell::new();
-        let inner = Inner { client, js, options, counters, watch, epoch, publisher, status, core_version, members };
+        let inner = Inner { client, js, options, counters, watch, streams, core_epoch, core_version, members };
         Ok(NatsBus { inner: Arc::new(inner) })
     }
 
@@ -81,12 +77,16 @@ impl NatsBus {
     /// Start consuming after the event `(epoch, version)` instead of at the stream's end: a
     /// node that remembers the last event it handled resumes there, and gets a gap if
     /// retention discarded part of what it missed — or if that epoch is gone altogether, then
-    /// everything the current stream holds. JetStream mode only.
+    /// everything the current stream holds. JetStream mode with one shard only (a sharded bus
+    /// names no position).
     pub async fn subscribe_after(&self, epoch: u64, version: u64) -> Result<BusStream, BusError> {
-        if self.inner.options.mode != NatsMode::JetStream {
+        let Some(streams) = &self.inner.streams else {
             return Err(BusError::Config("core nats cannot replay; subscribe_after needs jetstream mode".into()));
+        };
+        if !streams.reader().positioned() {
+            return Err(BusError::Config("a bus split into shards names no position to resume after".into()));
         }
-        js_mode::subscribe(self.consumer_shared(), Some((epoch, version))).await
+        js_mode::subscribe(streams.reader().shared(0, streams.status_of(0)), Some((epoch, version))).await
     }
 
     /// The membership view, started on first use (with `ttl`, if this first use announces).
@@ -98,27 +98,11 @@ impl NatsBus {
             .await
     }
 
-    fn consumer_shared(&self) -> js_mode::Shared {
-        let inner = &self.inner;
-        js_mode::Shared {
-            js: inner.js.clone(),
-            options: inner.options.clone(),
-            counters: inner.counters.clone(),
-            epoch: inner.epoch.clone(),
-            rollbacks: inner.publisher.rollbacks(),
-            acknowledged: inner.publisher.tip(),
-            status: inner.status.clone(),
-        }
-    }
-
     async fn publish_envelope(&self, env: EventEnvelope) -> Result<EventEnvelope, BusError> {
         let inner = &self.inner;
-        let result = match inner.options.mode {
-            NatsMode::JetStream => inner.publisher.publish(env).await,
-            NatsMode::Core => {
-                let epoch = inner.epoch.load(Ordering::Relaxed);
-                core::publish(&inner.client, &inner.options, epoch, &inner.core_version, env).await
-            }
+        let result = match &inner.streams {
+            Some(streams) => publish_to_shards(streams, env).await,
+            None => core::publish(&inner.client, &inner.options, inner.core_epoch, &inner.core_version, env).await,
         };
         let env = result.map_err(|err| unavailable_when_down(&inner.client, err))?;
         BusCounters::bump(&inner.counters.published);
@@ -140,14 +124,33 @@ impl NatsBus {
 
     async fn start_consumer(&self) -> Result<BusStream, BusError> {
         let inner = &self.inner;
-        match inner.options.mode {
-            NatsMode::JetStream => js_mode::subscribe(self.consumer_shared(), None).await,
-            NatsMode::Core => {
+        match &inner.streams {
+            Some(streams) => streams.subscribe().await,
+            None => {
                 let events = inner.watch.events.subscribe();
                 core::subscribe(inner.client.clone(), inner.options.clone(), inner.counters.clone(), events).await
             }
         }
     }
+}
+
+/// Publish `env` to its shard — and, for a scoped session's (un)subscription, to its other one
+/// (the same event id: consumers drop the second copy). Unpositioned on a sharded bus.
+async fn publish_to_shards(
+    streams: &Shards<js_mode::NatsReader>,
+    env: EventEnvelope,
+) -> Result<EventEnvelope, BusError> {
+    let reader = streams.reader();
+    let mut places = shards_for(&env, streams.count()).into_iter();
+    let first = reader.publisher(places.next().unwrap_or(0));
+    let mut sent = first.publish(env.clone()).await?;
+    for shard in places {
+        reader.publisher(shard).publish(env.clone()).await?;
+    }
+    if !reader.positioned() {
+        sent.version = 0;
+    }
+    Ok(sent)
 }
 
 impl ServerEventBus for NatsBus {
@@ -162,9 +165,29 @@ impl ServerEventBus for NatsBus {
     /// JetStream: the stream's epoch and its last sequence (an event's version is its stream
     /// sequence), read from the stream's state without creating it (`None` while it is
     /// missing). Core mode has no shared history: unknown.
+    fn gain(&self, subjects: &[Subject]) -> BoxFuture<'_, Result<(), BusError>> {
+        let subjects = subjects.to_vec();
+        Box::pin(async move {
+            match &self.inner.streams {
+                Some(streams) => streams.gain(&subjects).await,
+                None => Ok(()),
+            }
+        })
+    }
+
+    fn routes_by_interest(&self) -> bool {
+        self.inner.streams.as_ref().is_some_and(Shards::by_interest)
+    }
+
+    fn lose(&self, subjects: &[Subject]) {
+        if let Some(streams) = &self.inner.streams {
+            streams.lose(subjects);
+        }
+    }
+
     fn position(&self) -> BoxFuture<'_, Result<Option<(u64, u64)>, BusError>> {
         Box::pin(async move {
-            if self.inner.options.mode != NatsMode::JetStream {
+            if !self.inner.streams.as_ref().is_some_and(|streams| streams.reader().positioned()) {
                 return Ok(None);
             }
             let state = js_mode::current(&self.inner.js, &self.inner.options).await?;
@@ -176,9 +199,9 @@ impl ServerEventBus for NatsBus {
         if self.inner.watch.closed.load(Ordering::SeqCst) {
             return BusStatus::Closed;
         }
-        match (self.inner.client.connection_state(), self.inner.options.mode) {
-            (State::Connected, NatsMode::JetStream) => self.inner.status.get(),
-            (State::Connected, NatsMode::Core) => BusStatus::Connected,
+        match (self.inner.client.connection_state(), &self.inner.streams) {
+            (State::Connected, Some(streams)) => streams.status(),
+            (State::Connected, None) => BusStatus::Connected,
             (state, _) => BusStatus::Reconnecting { last_error: format!("nats connection {state}") },
         }
     }

@@ -4,7 +4,8 @@
 //! - [`bus`][]: [`NatsBus`].
 //! - [`subject`]: event subjects `<prefix>.<scope token>.<kind>`.
 //! - `connection`: connecting, credentials, connection events.
-//! - `jetstream`, `core`: publishing and the consumer task of each mode.
+//! - `jetstream`, `core`: publishing and the consumer task of each mode (JetStream's split into
+//!   shards, read all or by interest).
 //! - `members`: fleet membership (a watched key-value bucket, or heartbeats in core mode).
 //! - `keyspace`: the [`Keyspace`](mcp_fleet_bus::Keyspace) that
 //!   [`ServerEventBus::keyspace`] opens: a key-value
@@ -23,6 +24,18 @@
 //! reports [`GapReason::EpochChanged`](mcp_fleet_bus::GapReason::EpochChanged) and reads the
 //! new stream from its start. Several servers in the URL and `replicas=3` give a stream that
 //! survives the loss of one server of a cluster.
+//!
+//! **Shards and interest routing** (JetStream, [`NatsBusOptions::shards`] > 1). The bus is
+//! split into that many streams, each with the rules above (its own sequences, epoch, gaps):
+//! an event goes to the stream of its scope, or of its URI when unscoped, or to shard 0 when it
+//! is about the whole fleet ([`mcp_fleet_bus::shard`], the same hash as the Redis backend's).
+//! Order then holds per scope and per URI; events are unpositioned (version 0). With
+//! [`routing`](NatsBusOptions::routing) `=interest` a node reads shard 0 and only the shards
+//! its streams follow a scope or URI on: a stream's [`gain`](ServerEventBus::gain) creates the
+//! consumers it needs, positioned where their streams stand, before it resolves, and its
+//! [`lose`](ServerEventBus::lose) deletes those nobody needs any more. Shards, not one
+//! consumer per subject: nats-server before 2.10 takes one filter subject per consumer, and
+//! streams of their own keep every gap rule as it is.
 //!
 //! **Core** (weaker, documented contract): at-most-once. Publishing resolves once the server
 //! has the message (a flush round trip), but nothing is stored: a node that is disconnected

@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use mcp_fleet_bus::BusError;
 use mcp_fleet_bus::redact::{MASK, redact_url};
+use mcp_fleet_bus::shard::Routing;
 
 /// Default JetStream stream name. Every replica of a fleet must use the same one.
 pub const DEFAULT_STREAM_NAME: &str = "MCP_FLEET_EVENTS";
@@ -22,6 +23,9 @@ pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
 pub const DEFAULT_RECONNECT_MIN: Duration = Duration::from_millis(100);
 /// Default longest delay between consumer recreation attempts.
 pub const DEFAULT_RECONNECT_MAX: Duration = Duration::from_secs(5);
+/// Most JetStream streams a bus may be split into: every node may read each on a consumer of
+/// its own.
+pub const MAX_SHARDS: usize = 256;
 /// Default JetStream stream replicas (set when the bus creates the stream).
 pub const DEFAULT_REPLICAS: usize = 1;
 /// Default interval of the JetStream consumer's idle heartbeat and of its watch on the stream
@@ -121,6 +125,18 @@ pub struct NatsBusOptions {
     /// JetStream consumer heartbeat and stream watch interval (default
     /// [`DEFAULT_HEALTH_INTERVAL`]).
     pub health_interval: Duration,
+    /// JetStream streams the bus is split into (URL `shards=N`, default 1, at most
+    /// [`MAX_SHARDS`]). With more than one, shard `i` is the stream `<stream_name>-<i>` holding
+    /// `<subject_prefix>-<i>.>`; an event goes to the shard of its scope, or of its URI when
+    /// unscoped, or to shard 0 for fleet-wide changes (see [`mcp_fleet_bus::shard`]). The bus
+    /// then keeps order per scope or URI only: its events are unpositioned (version 0) and it
+    /// names no position. Every replica must use the same number.
+    pub shards: usize,
+    /// Which shards this node reads (URL `routing=interest`; default [`Routing::All`]). With
+    /// [`Routing::Interest`] (it needs `shards` > 1) a node consumes shard 0 and the shards its
+    /// streams follow a scope or URI on, so a tenant's events cost only the nodes serving it;
+    /// replicas may differ.
+    pub routing: Routing,
 }
 
 impl std::fmt::Debug for NatsBusOptions {
@@ -140,6 +156,8 @@ impl std::fmt::Debug for NatsBusOptions {
             .field("reconnect_max", &self.reconnect_max)
             .field("replicas", &self.replicas)
             .field("health_interval", &self.health_interval)
+            .field("shards", &self.shards)
+            .field("routing", &self.routing)
             .finish()
     }
 }
@@ -162,11 +180,13 @@ impl NatsBusOptions {
             reconnect_max: DEFAULT_RECONNECT_MAX,
             replicas: DEFAULT_REPLICAS,
             health_interval: DEFAULT_HEALTH_INTERVAL,
+            shards: 1,
+            routing: Routing::All,
         }
     }
 
     /// Options from a URL whose query may set what the fields set:
-    /// `nats://a:4222,b:4222?mode=core&stream=NAME&prefix=a.b&token=T&creds=/path/x.creds&max_messages=N&max_age_secs=N&replicas=N`.
+    /// `nats://a:4222,b:4222?mode=core&stream=NAME&prefix=a.b&token=T&creds=/path/x.creds&max_messages=N&max_age_secs=N&replicas=N&shards=N&routing=interest`.
     /// Unknown parameters are an error, so a typo never silently falls back to a default.
     ///
     /// ```
@@ -197,6 +217,8 @@ impl NatsBusOptions {
                     options.max_age = Duration::from_secs(value.parse().map_err(|_| invalid(key, value))?);
                 }
                 "replicas" => options.replicas = value.parse().map_err(|_| invalid(key, value))?,
+                "shards" => options.shards = value.parse().map_err(|_| invalid(key, value))?,
+                "routing" => options.routing = value.parse().map_err(|_| invalid(key, value))?,
                 _ => return Err(BusError::Config(format!("unknown nats URL parameter {key:?}"))),
             }
         }
@@ -224,12 +246,53 @@ impl NatsBusOptions {
         if !(1..=5).contains(&self.replicas) {
             return Err(BusError::Config(format!("jetstream replicas must be 1 to 5, not {}", self.replicas)));
         }
+        self.check_shards()?;
         self.server_addrs()?;
         Ok(())
     }
 
     /// The servers of [`NatsBusOptions::url`], parsed. A later address without a scheme takes
     /// the first one's scheme and credentials (`nats://u:p@a:4222,b:4222`).
+    /// Shards need stored history, and interest routing needs more than one shard (with one,
+    /// every node reads everything anyway: an operator asking for routing should hear so).
+    fn check_shards(&self) -> Result<(), BusError> {
+        if self.shards == 0 || self.shards > MAX_SHARDS {
+            return Err(BusError::Config(format!("nats shards must be 1 to {MAX_SHARDS}, not {}", self.shards)));
+        }
+        if self.shards > 1 && self.mode != NatsMode::JetStream {
+            return Err(BusError::Config("nats shards need mode=jetstream: core NATS has no streams".into()));
+        }
+        if self.routing == Routing::Interest && self.shards == 1 {
+            return Err(BusError::Config(
+                "routing=interest needs shards > 1 (e.g. shards=8): with one shard every node reads every event".into(),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Shard `index`'s options: the same with that shard's stream and subject prefix — the
+    /// configured ones when there is one shard, else `<stream_name>-<index>` and
+    /// `<subject_prefix>-<index>` (disjoint from each other's subjects, as JetStream requires).
+    /// Membership and keyspaces keep the configured names.
+    ///
+    /// ```
+    /// let mut o = mcp_fleet_bus_nats::NatsBusOptions::new("nats://h:4222", "n");
+    /// assert_eq!(o.shard(3).stream_name, o.stream_name);
+    /// o.shards = 8;
+    /// assert_eq!(o.shard(3).stream_name, "MCP_FLEET_EVENTS-3");
+    /// assert_eq!(o.shard(3).subject_filter(), "mcp-fleet.events-3.>");
+    /// ```
+    pub fn shard(&self, index: usize) -> NatsBusOptions {
+        if self.shards == 1 {
+            return self.clone();
+        }
+        NatsBusOptions {
+            stream_name: format!("{}-{index}", self.stream_name),
+            subject_prefix: format!("{}-{index}", self.subject_prefix),
+            ..self.clone()
+        }
+    }
+
     pub(crate) fn server_addrs(&self) -> Result<Vec<async_nats::ServerAddr>, BusError> {
         let mut parts = self.url.split(',').map(str::trim).filter(|p| !p.is_empty());
         let first = parts.next().ok_or_else(|| BusError::Config("empty nats URL".into()))?;
@@ -263,6 +326,17 @@ mod url_tests {
         assert!(NatsBusOptions::from_url("nats://h:1?strem=S", "n").is_err());
         assert!(NatsBusOptions::from_url("nats://h:1?prefix=a..b", "n").is_err());
         assert!(NatsBusOptions::from_url("nats://h:1?replicas=7", "n").is_err());
+    }
+
+    #[test]
+    fn shards_and_routing_from_the_url() {
+        let o = NatsBusOptions::from_url("nats://h:1?shards=8&routing=interest", "n").unwrap();
+        assert_eq!((o.shards, o.routing), (8, Routing::Interest));
+        let error = |url: &str| NatsBusOptions::from_url(url, "n").err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(error("nats://h:1?routing=interest").contains("needs shards > 1"));
+        assert!(error("nats://h:1?shards=4&mode=core").contains("need mode=jetstream"));
+        assert!(error("nats://h:1?shards=0").contains("1 to 256"));
+        assert!(error("nats://h:1?shards=4&routing=some").contains("routing=\"some\""));
     }
 
     #[test]

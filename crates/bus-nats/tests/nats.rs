@@ -1,7 +1,8 @@
 //! The NATS backend against a real NATS server with JetStream (127.0.0.1:4222, or
 //! `MCP_FLEET_NATS_URL`): the shared suite in both modes, the membership and keyspace suites,
-//! delivery across forced reconnects, and gaps from retention and reconnects. Each test uses
-//! its own stream and subject prefix.
+//! delivery across forced reconnects, gaps from retention and reconnects, and a bus split into
+//! shards (the shared suite; interest routing). Each test uses its own stream and subject
+//! prefix.
 //!
 //! Without a reachable NATS each test prints `skipped: …` and passes, unless
 //! `MCP_FLEET_REQUIRE_BROKERS=1`.
@@ -11,8 +12,9 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
+use mcp_fleet_bus::shard::Routing;
 use mcp_fleet_bus::testing::{self, SuiteOptions, WAIT, eventually, next_event, next_item};
-use mcp_fleet_bus::{BoxFuture, BusItem, Change, EventKind, GapReason, ServerEventBus};
+use mcp_fleet_bus::{BoxFuture, BusItem, Change, EventEnvelope, EventKind, GapReason, ServerEventBus, Subject};
 use mcp_fleet_bus_nats::{NatsBus, NatsBusOptions, NatsMode};
 
 const TEST_TIMEOUT: Duration = Duration::from_secs(20);
@@ -79,6 +81,116 @@ async fn jetstream_passes_the_shared_bus_suite() {
 #[tokio::test]
 async fn core_passes_the_shared_bus_suite_with_per_publisher_versions() {
     run_suite_in(NatsMode::Core, SuiteOptions { versions_ordered_across_publishers: false, positioned: true }).await;
+}
+
+/// Delete every shard's stream of `options`.
+async fn cleanup_shards(admin: &async_nats::jetstream::Context, options: &NatsBusOptions) {
+    for i in 0..options.shards {
+        cleanup(admin, &options.shard(i)).await;
+    }
+}
+
+#[tokio::test]
+async fn jetstream_passes_the_shared_bus_suite_split_into_shards() {
+    let Some(admin) = admin().await else { return };
+    let mut base = options("sharded", "node", NatsMode::JetStream);
+    base.shards = 4;
+    let suite = testing::run_suite_with(nodes(&base), SuiteOptions::sharded());
+    tokio::time::timeout(TEST_TIMEOUT, suite).await.expect("suite finished in time");
+    cleanup_shards(&admin, &base).await;
+}
+
+/// Interest routing: a node reads shard 0 and the shards its streams follow, from the moment
+/// its gain resolves; a shard nobody follows any more stops being read (its consumer is gone).
+#[tokio::test]
+async fn a_routed_node_reads_only_the_shards_it_follows() {
+    let Some(admin) = admin().await else { return };
+    let mut base = options("routing", "writer", NatsMode::JetStream);
+    base.shards = 8;
+    let writer = NatsBus::connect(base.clone()).await.expect("connect");
+    let mut routed = as_node(&base, "reader");
+    routed.routing = Routing::Interest;
+    let reader = NatsBus::connect(routed).await.expect("connect");
+    let mut events = reader.subscribe().await.expect("subscribe");
+    let fleet_wide = || Change::list(EventKind::ToolsListChanged);
+    let scoped = |t: usize| Change::resource("test://x").in_scope(format!("tenant-{t}"));
+    let shard_of = |change: Change| mcp_fleet_bus::shard::shard_of(&EventEnvelope::new(change, "w"), 8);
+    let tenant = (0..).find(|t| shard_of(scoped(*t)) != 0).expect("some tenant hashes outside shard 0");
+    let subject = [Subject::Scope(format!("tenant-{tenant}"))];
+    let consumers = |shard: usize| {
+        let (admin, name) = (admin.clone(), base.shard(shard).stream_name);
+        async move { admin.get_stream(name).await.expect("stream").info().await.expect("info").state.consumer_count }
+    };
+
+    // Before any gain: the fleet-wide event arrives, the tenant's does not.
+    writer.publish(scoped(tenant)).await.expect("publish");
+    let marker = writer.publish(fleet_wide()).await.expect("publish");
+    let heard = heard_until(&mut events, &marker.event_id).await;
+    assert!(!heard.iter().any(|e| e.scope.is_some()), "nothing scoped on shard 0: {heard:?}");
+    assert_eq!(consumers(shard_of(scoped(tenant))).await, 0, "nobody reads the tenant's shard yet");
+
+    reader.gain(&subject).await.expect("gain");
+    let ours = writer.publish(scoped(tenant)).await.expect("publish");
+    let mut sent = HashSet::new();
+    for t in 0..16 {
+        sent.insert(writer.publish(scoped(t)).await.expect("publish").event_id);
+    }
+    let marker = writer.publish(scoped(tenant)).await.expect("publish");
+    let heard = heard_until(&mut events, &marker.event_id).await;
+    assert_eq!(heard.first().map(|e| e.event_id.as_str()), Some(ours.event_id.as_str()), "heard from the gain on");
+    let scopes: HashSet<_> = heard.iter().filter_map(|e| e.scope.clone()).collect();
+    assert!(scopes.len() < 16, "a node following one tenant reads 2 of 8 shards, not all: {scopes:?}");
+    assert!(heard.iter().all(|e| e.version == 0), "a sharded bus's events are unpositioned");
+
+    reader.lose(&subject);
+    let tenant_shard = shard_of(scoped(tenant));
+    eventually("the tenant's consumer is deleted", WAIT, async || consumers(tenant_shard).await == 0).await;
+    writer.publish(scoped(tenant)).await.expect("publish");
+    let marker = writer.publish(fleet_wide()).await.expect("publish");
+    let heard = heard_until(&mut events, &marker.event_id).await;
+    assert!(!heard.iter().any(|e| e.scope.is_some()), "the tenant's shard is no longer read: {heard:?}");
+    assert!(reader.status().is_connected());
+    assert_eq!(reader.counters().gaps.load(Ordering::Relaxed), 0);
+    cleanup_shards(&admin, &base).await;
+}
+
+/// One shard's stream deleted under a routed node: the reader of that shard reports the gap
+/// (and recreates the stream), the fleet-wide shard reads on without one, and the shard's
+/// events flow again.
+#[tokio::test]
+async fn a_deleted_shard_is_a_gap_of_that_shard_only() {
+    let Some(admin) = admin().await else { return };
+    let mut base = options("shard_deleted", "node", NatsMode::JetStream);
+    (base.shards, base.routing, base.health_interval) = (4, Routing::Interest, Duration::from_millis(200));
+    let node = NatsBus::connect(base.clone()).await.expect("connect");
+    let mut events = node.subscribe().await.expect("subscribe");
+    let scoped = |t: usize| Change::list(EventKind::ToolsListChanged).in_scope(format!("tenant-{t}"));
+    let shard_of = |change: Change| mcp_fleet_bus::shard::shard_of(&EventEnvelope::new(change, "n"), 4);
+    let tenant = (0..).find(|t| shard_of(scoped(*t)) != 0).expect("some tenant hashes outside shard 0");
+    node.gain(&[Subject::Scope(format!("tenant-{tenant}"))]).await.expect("gain");
+    let first = node.publish(scoped(tenant)).await.expect("publish");
+    assert_eq!(next_event(&mut events).await.event_id, first.event_id);
+
+    admin.delete_stream(&base.shard(shard_of(scoped(tenant))).stream_name).await.expect("delete the shard");
+    assert_eq!(next_item(&mut events).await, BusItem::Gap(GapReason::EpochChanged));
+    let fleet_wide = node.publish(Change::list(EventKind::ToolsListChanged)).await.expect("publish");
+    assert_eq!(next_event(&mut events).await.event_id, fleet_wide.event_id);
+    let again = node.publish(scoped(tenant)).await.expect("publish to the recreated shard");
+    assert_eq!(next_event(&mut events).await.event_id, again.event_id);
+    assert_eq!(node.counters().gaps.load(Ordering::Relaxed), 1, "one gap: the deleted shard's");
+    cleanup_shards(&admin, &base).await;
+}
+
+/// Every event up to and including `id` (a gap fails the test: none is expected here).
+async fn heard_until(events: &mut mcp_fleet_bus::BusStream, id: &str) -> Vec<EventEnvelope> {
+    let mut heard = Vec::new();
+    loop {
+        let event = next_event(events).await;
+        heard.push(event.clone());
+        if event.event_id == id {
+            return heard;
+        }
+    }
 }
 
 async fn membership_suite_in(mode: NatsMode) {

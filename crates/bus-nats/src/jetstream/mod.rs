@@ -5,11 +5,14 @@
 //! - [`stream`]: locating the stream, creating it when missing, and its epoch.
 //! - [`publish`]: publishing, recreating a deleted stream on the way.
 //! - [`tail`]: the consumer task — resumption, gaps, stalls, lost streams.
+//! - [`shards`]: the bus split into several streams, each with its publisher, read all or by
+//!   interest.
 
 mod publish;
+mod shards;
 mod stream;
 mod tail;
 
-pub(crate) use publish::Publisher;
-pub(crate) use stream::{current, locate};
-pub(crate) use tail::{Shared, subscribe};
+pub(crate) use shards::{NatsReader, connect};
+pub(crate) use stream::current;
+pub(crate) use tail::subscribe;

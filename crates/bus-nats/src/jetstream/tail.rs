@@ -43,7 +43,7 @@ use async_nats::jetstream::consumer::{AckPolicy, DeliverPolicy};
 use async_nats::jetstream::{self, Context};
 use futures_util::StreamExt;
 use mcp_fleet_bus::{Backoff, BusCounters, BusError, BusItem, BusStream, EventEnvelope, GapReason, StatusCell};
-use tokio::sync::mpsc;
+use tokio::sync::{Notify, mpsc};
 use tokio_stream::wrappers::ReceiverStream;
 
 use super::publish::Tip;
@@ -69,15 +69,31 @@ pub(crate) struct Shared {
     /// lost it (see [`JetStreamTail::publisher_lost`]).
     pub(crate) acknowledged: Arc<Mutex<Tip>>,
     pub(crate) status: StatusCell,
+    /// Whether delivered events keep their version (false on a bus split into shards: see
+    /// [`NatsBusOptions::shards`]).
+    pub(crate) positioned: bool,
 }
 
 /// Start a consumer after `(epoch, sequence)` — a gap first when that epoch is gone, then from
 /// the start of the current stream — or at the stream's current end when `None`; once this
 /// returns, the consumer exists and every later message will be delivered.
 pub(crate) async fn subscribe(shared: Shared, after: Option<(u64, u64)>) -> Result<BusStream, BusError> {
+    let (tx, rx) = mpsc::channel(CHANNEL_CAPACITY);
+    start(shared, after, tx, Arc::new(Notify::new())).await?;
+    Ok(Box::pin(ReceiverStream::new(rx)))
+}
+
+/// Start a consumer task feeding `tx` as [`subscribe`] does, until `stop` is notified or `tx`
+/// closes. A gap for a position that is gone is sent only when `tx` has room (`subscribe`'s
+/// own channel is new and empty; a shard's reader passes no position).
+pub(crate) async fn start(
+    shared: Shared,
+    after: Option<(u64, u64)>,
+    tx: mpsc::Sender<BusItem>,
+    stop: Arc<Notify>,
+) -> Result<(), BusError> {
     let (state, _) = relocate(&shared.js, &shared.options).await?;
     shared.epoch.store(state.epoch, Ordering::SeqCst);
-    let (tx, rx) = mpsc::channel(CHANNEL_CAPACITY);
     let last = match after {
         None => state.last_sequence,
         Some((epoch, sequence)) if epoch == state.epoch && !rolled_back(&state, sequence) => sequence,
@@ -105,12 +121,13 @@ pub(crate) async fn subscribe(shared: Shared, after: Option<(u64, u64)>) -> Resu
         rollbacks_seen,
         lost_reported: Tip::default(),
         tx,
+        stop,
         idle_checks: 0,
         retried_at: None,
         stalled_at: None,
     };
     tokio::spawn(tail.run(consumer));
-    Ok(Box::pin(ReceiverStream::new(rx)))
+    Ok(())
 }
 
 /// A pull consumer and its message stream.
@@ -172,6 +189,9 @@ struct JetStreamTail {
     /// The last acknowledged event this task found lost (reported once).
     lost_reported: Tip,
     tx: mpsc::Sender<BusItem>,
+    /// Fired when the task should end although its subscription lives on (its shard is no
+    /// longer followed).
+    stop: Arc<Notify>,
     /// Consecutive watch checks that found messages waiting while nothing arrived.
     idle_checks: u32,
     /// `last` when the consumer was last re-created for a message lost in flight.
@@ -185,9 +205,11 @@ impl JetStreamTail {
         let mut watch = tokio::time::interval(self.shared.options.health_interval);
         watch.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         watch.tick().await;
+        let stop = self.stop.clone();
         loop {
             let verdict = tokio::select! {
                 _ = self.tx.closed() => break,
+                () = stop.notified() => break,
                 next = consumer.messages.next() => match next {
                     Some(Ok(message)) => {
                         watch.reset();
@@ -238,7 +260,7 @@ impl JetStreamTail {
         match EventEnvelope::decode(&message.payload) {
             Ok(mut env) => {
                 env.epoch = self.epoch;
-                env.version = sequence;
+                env.version = if self.shared.positioned { sequence } else { 0 };
                 BusCounters::bump(&self.shared.counters.received);
                 self.send(BusItem::Event(env)).await?;
             }

@@ -1,34 +1,37 @@
-//! Interest routing on a Redis bus split into shards (`shards=8&routing=interest`), on the real
-//! Redis (`MCP_FLEET_REDIS_URL`, default 127.0.0.1:6379): each node consumes the fleet-wide
-//! events and those of the tenants and URIs its own streams follow — not the fleet's total — and
-//! every stream still hears everything it follows, from its ack on.
+//! Interest routing on a bus split into shards (`shards=8&routing=interest`), on the real Redis
+//! (`MCP_FLEET_REDIS_URL`, default 127.0.0.1:6379) and the real NATS JetStream
+//! (`MCP_FLEET_NATS_URL`, default 127.0.0.1:4222), each test once per backend: each node
+//! consumes the fleet-wide events and those of the tenants and URIs its own streams follow —
+//! not the fleet's total — and every stream still hears everything it follows, from its ack on.
 //!
-//! Skipped (with `skipped: redis not reachable at …`) when Redis is down, unless
+//! Skipped (with `skipped: … not reachable at …`) when a broker is down, unless
 //! `MCP_FLEET_REQUIRE_BROKERS=1`.
 
 use std::sync::atomic::Ordering;
 
+use mcp_fleet_bus::shard::{Routing, shard_of};
 use mcp_fleet_bus::{Change, EventEnvelope, EventKind};
-use mcp_fleet_bus_redis::{RedisBusOptions, Routing};
 use mcp_fleet_server::HandlerOptions;
-use mcp_fleet_tests::cluster::{Fleet, tenant_options};
+use mcp_fleet_tests::cluster::{Broker, Fleet, tenant_options};
 use mcp_fleet_tests::legacy::LegacySession;
 use mcp_fleet_tests::{ListenStream, McpClient};
 use serde_json::json;
 
 const SHARDS: usize = 8;
 
-fn routed(options: &mut RedisBusOptions) {
-    (options.shards, options.routing) = (SHARDS, Routing::Interest);
+/// A fleet of three nodes on `broker`, each bus split into [`SHARDS`] and routed by interest.
+async fn routed(broker: Broker, options: impl Fn() -> HandlerOptions) -> Option<Fleet> {
+    match broker {
+        Broker::Redis => Fleet::start_on_redis(|o| (o.shards, o.routing) = (SHARDS, Routing::Interest), options).await,
+        Broker::Nats => Fleet::start_on_nats(|o| (o.shards, o.routing) = (SHARDS, Routing::Interest), options).await,
+    }
 }
 
 /// Two tenants whose events land on different shards, neither the fleet-wide one.
 fn two_tenants_apart() -> (String, String) {
-    let mut options = RedisBusOptions::new("redis://unused", "n").expect("url");
-    options.shards = SHARDS;
-    let stream = |change: Change| options.stream_of(&EventEnvelope::new(change, "n"));
-    let fleet_wide = stream(Change::list(EventKind::ToolsListChanged));
-    let of = |t: usize| stream(Change::list(EventKind::ToolsListChanged).in_scope(format!("tenant-{t}")));
+    let shard = |change: Change| shard_of(&EventEnvelope::new(change, "n"), SHARDS);
+    let fleet_wide = shard(Change::list(EventKind::ToolsListChanged));
+    let of = |t: usize| shard(Change::list(EventKind::ToolsListChanged).in_scope(format!("tenant-{t}")));
     let a = (0..).find(|t| of(*t) != fleet_wide).expect("a tenant off shard 0");
     let b = (a + 1..).find(|t| of(*t) != fleet_wide && of(*t) != of(a)).expect("a tenant on another shard");
     (format!("tenant-{a}"), format!("tenant-{b}"))
@@ -45,8 +48,17 @@ async fn hears(stream: &mut ListenStream, method: &str) {
 }
 
 #[tokio::test]
-async fn each_node_consumes_its_own_tenants_events_not_the_fleets() {
-    let Some(fleet) = Fleet::start_on_redis(routed, tenant_options).await else { return };
+async fn each_node_consumes_its_own_tenants_events_not_the_fleets_on_redis() {
+    each_node_consumes_its_own_tenants_events_not_the_fleets(Broker::Redis).await;
+}
+
+#[tokio::test]
+async fn each_node_consumes_its_own_tenants_events_not_the_fleets_on_nats() {
+    each_node_consumes_its_own_tenants_events_not_the_fleets(Broker::Nats).await;
+}
+
+async fn each_node_consumes_its_own_tenants_events_not_the_fleets(broker: Broker) {
+    let Some(fleet) = routed(broker, tenant_options).await else { return };
     let (a, b) = two_tenants_apart();
     let follow = json!({"toolsListChanged": true});
     let mut on_a = [fleet.listen(0, Some(&a), follow.clone()).await, fleet.listen(0, Some(&a), follow.clone()).await];
@@ -76,8 +88,17 @@ async fn each_node_consumes_its_own_tenants_events_not_the_fleets() {
 }
 
 #[tokio::test]
-async fn a_stream_opened_on_a_shard_nobody_read_hears_the_next_change() {
-    let Some(fleet) = Fleet::start_on_redis(routed, tenant_options).await else { return };
+async fn a_stream_opened_on_a_shard_nobody_read_hears_the_next_change_on_redis() {
+    a_stream_opened_on_a_shard_nobody_read_hears_the_next_change(Broker::Redis).await;
+}
+
+#[tokio::test]
+async fn a_stream_opened_on_a_shard_nobody_read_hears_the_next_change_on_nats() {
+    a_stream_opened_on_a_shard_nobody_read_hears_the_next_change(Broker::Nats).await;
+}
+
+async fn a_stream_opened_on_a_shard_nobody_read_hears_the_next_change(broker: Broker) {
+    let Some(fleet) = routed(broker, tenant_options).await else { return };
     let (a, _) = two_tenants_apart();
     // Open and close streams of the tenant again and again: each open starts its shard's tail
     // before the ack, each close stops it; a change right after the ack is never missed.
@@ -95,8 +116,17 @@ async fn a_stream_opened_on_a_shard_nobody_read_hears_the_next_change() {
 /// an update published at once, arrive in that order (the subscription is stored where the
 /// URI's updates are).
 #[tokio::test]
-async fn a_2025_session_stream_hears_an_update_right_after_its_subscription() {
-    let Some(fleet) = Fleet::start_on_redis(routed, HandlerOptions::default).await else { return };
+async fn a_2025_session_stream_hears_an_update_right_after_its_subscription_on_redis() {
+    a_2025_session_stream_hears_an_update_right_after_its_subscription(Broker::Redis).await;
+}
+
+#[tokio::test]
+async fn a_2025_session_stream_hears_an_update_right_after_its_subscription_on_nats() {
+    a_2025_session_stream_hears_an_update_right_after_its_subscription(Broker::Nats).await;
+}
+
+async fn a_2025_session_stream_hears_an_update_right_after_its_subscription(broker: Broker) {
+    let Some(fleet) = routed(broker, HandlerOptions::default).await else { return };
     let c: Vec<McpClient> = fleet.nodes.iter().map(|n| McpClient::new(n.url())).collect();
     let session = LegacySession::open(&c[0], json!({})).await;
     let mut stream = session.stream(&c[0], None).await;
@@ -114,8 +144,17 @@ async fn a_2025_session_stream_hears_an_update_right_after_its_subscription() {
 /// An unscoped stream subscribed to one resource: its node starts reading that URI's shard
 /// before the ack, and hears the update published right after it.
 #[tokio::test]
-async fn a_resource_subscription_is_followed_from_its_ack() {
-    let Some(fleet) = Fleet::start_on_redis(routed, HandlerOptions::default).await else { return };
+async fn a_resource_subscription_is_followed_from_its_ack_on_redis() {
+    a_resource_subscription_is_followed_from_its_ack(Broker::Redis).await;
+}
+
+#[tokio::test]
+async fn a_resource_subscription_is_followed_from_its_ack_on_nats() {
+    a_resource_subscription_is_followed_from_its_ack(Broker::Nats).await;
+}
+
+async fn a_resource_subscription_is_followed_from_its_ack(broker: Broker) {
+    let Some(fleet) = routed(broker, HandlerOptions::default).await else { return };
     for i in 0..6 {
         let uri = format!("test://routed/{i}");
         let mut stream = fleet.listen(i % 3, None, json!({"resourceSubscriptions": [uri]})).await;
