@@ -59,6 +59,12 @@ pub enum EventKind {
     /// change: [`EventKind::ALL`] does not list it. Nodes that predate it count it undecodable.
     #[serde(rename = "task")]
     TaskChanged,
+    /// An occurrence of a declared event type (the events extension): the envelope's
+    /// [`payload`](EventEnvelope::payload) carries it. Not a catalog change: listen streams
+    /// never see it, and [`EventKind::ALL`] does not list it. Nodes that predate it count it
+    /// undecodable.
+    #[serde(rename = "event")]
+    Occurred,
 }
 
 /// What happened to a 2025-era session ([`EventKind::SessionChanged`]).
@@ -107,6 +113,7 @@ impl EventKind {
             EventKind::ResourceUpdated => "resource",
             EventKind::SessionChanged => "session",
             EventKind::TaskChanged => "task",
+            EventKind::Occurred => "event",
         }
     }
 
@@ -196,6 +203,10 @@ pub struct EventEnvelope {
     /// otherwise and on envelopes from older nodes (see the module docs).
     #[serde(rename = "tp", skip_serializing_if = "Option::is_none", default)]
     pub trace_parent: Option<String>,
+    /// What an [`EventKind::Occurred`] event carries (the occurrence, as JSON); absent on
+    /// every other kind.
+    #[serde(rename = "p", skip_serializing_if = "Option::is_none", default)]
+    pub payload: Option<String>,
 }
 
 /// Why bytes from the broker are not an event this node understands.
@@ -210,6 +221,9 @@ pub enum DecodeError {
     /// A session event without its session change.
     #[error("session event without its session change")]
     MissingSession,
+    /// An occurrence without its payload.
+    #[error("event occurrence without its payload")]
+    MissingPayload,
 }
 
 impl EventEnvelope {
@@ -235,7 +249,23 @@ impl EventEnvelope {
             origin: origin.to_owned(),
             published_at_ms: now_ms(),
             trace_parent: None,
+            payload: None,
         }
+    }
+
+    /// An occurrence of an event type (see [`EventKind::Occurred`]) carrying `payload`, in the
+    /// global scope or `scope`'s, with `event_id` as its id (an occurrence's own, so a
+    /// duplicate emit is dropped like any duplicate).
+    ///
+    /// ```
+    /// use mcp_fleet_bus::{EventEnvelope, EventKind};
+    /// let e = EventEnvelope::occurrence("e1", r#"{"name":"n"}"#.into(), Some("t1".into()), "node-a");
+    /// assert_eq!((e.kind, e.event_id.as_str(), e.scope.as_deref()), (EventKind::Occurred, "e1", Some("t1")));
+    /// assert_eq!(EventEnvelope::decode(&e.encode()).unwrap(), e);
+    /// ```
+    pub fn occurrence(event_id: &str, payload: String, scope: Option<String>, origin: &str) -> EventEnvelope {
+        let change = Change { scope, kind: EventKind::Occurred, uri: None, session: None };
+        EventEnvelope { event_id: event_id.to_owned(), payload: Some(payload), ..EventEnvelope::new(change, origin) }
     }
 
     /// Compact wire bytes.
@@ -252,6 +282,9 @@ impl EventEnvelope {
         }
         if env.kind == EventKind::SessionChanged && env.session.is_none() {
             return Err(DecodeError::MissingSession);
+        }
+        if env.kind == EventKind::Occurred && env.payload.is_none() {
+            return Err(DecodeError::MissingPayload);
         }
         Ok(env)
     }

@@ -8,7 +8,8 @@ use http::StatusCode;
 use serde_json::{Value, json};
 
 /// The error codes a 2026-07-28 server emits (spec §19). Codes -32000…-32019 are legacy and
-/// never produced; -32002 and -32042 are retired and MUST NOT be emitted.
+/// never produced, but for the experimental events extension's own (-32011 …, answered only to
+/// its `events/*` methods); -32002 and -32042 are retired and MUST NOT be emitted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ErrorCode {
     /// -32700: the body is not JSON.
@@ -30,6 +31,10 @@ pub enum ErrorCode {
     /// -32002: resource not found — the 2025 era's code, sent only to 2025-era clients
     /// (see [`crate::legacy::to_legacy_error`]).
     ResourceNotFound,
+    /// -32011: the events extension's NotFound (`data.kind`: `"event"` or `"subscription"`).
+    EventsNotFound,
+    /// -32014: the events extension's Unsupported (`data.feature`, and `value` or `reason`).
+    EventsUnsupported,
 }
 
 impl ErrorCode {
@@ -45,6 +50,8 @@ impl ErrorCode {
             ErrorCode::MissingRequiredClientCapability => -32021,
             ErrorCode::UnsupportedProtocolVersion => -32022,
             ErrorCode::ResourceNotFound => -32002,
+            ErrorCode::EventsNotFound => -32011,
+            ErrorCode::EventsUnsupported => -32014,
         }
     }
 

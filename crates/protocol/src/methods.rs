@@ -31,11 +31,15 @@ pub enum Method {
     TasksUpdate,
     /// `tasks/cancel` (the tasks extension).
     TasksCancel,
+    /// `events/list` (the experimental events extension, only when the server serves it).
+    EventsList,
+    /// `events/poll` (the events extension).
+    EventsPoll,
 }
 
 impl Method {
     /// Every method, in a fixed order.
-    pub const ALL: [Method; 13] = [
+    pub const ALL: [Method; 15] = [
         Method::Discover,
         Method::ToolsList,
         Method::ToolsCall,
@@ -49,6 +53,8 @@ impl Method {
         Method::TasksGet,
         Method::TasksUpdate,
         Method::TasksCancel,
+        Method::EventsList,
+        Method::EventsPoll,
     ];
 
     /// The wire name.
@@ -67,6 +73,8 @@ impl Method {
             Method::TasksGet => "tasks/get",
             Method::TasksUpdate => "tasks/update",
             Method::TasksCancel => "tasks/cancel",
+            Method::EventsList => "events/list",
+            Method::EventsPoll => "events/poll",
         }
     }
 

@@ -4,9 +4,10 @@
 //! These are plain serde structs with builder-style constructors; the server framework fills
 //! them in and serializes them, clients may deserialize them. One file per family:
 //! `implementation` (who speaks, icons), `stamp` (cache hints, result stamping), `tool`,
-//! `content`, `resource`, `prompt`.
+//! `content`, `resource`, `prompt`, `event` (the experimental events extension).
 
 mod content;
+mod event;
 mod implementation;
 mod prompt;
 mod resource;
@@ -14,6 +15,7 @@ mod stamp;
 mod tool;
 
 pub use content::{Annotations, Content, ResourceContents};
+pub use event::{DeliveryMode, EventDescriptor, EventOccurrence, PollEventsParams, PollEventsResult};
 pub use implementation::{Icon, IconTheme, Implementation};
 pub use prompt::{GetPromptResult, Prompt, PromptArgument, PromptMessage, Role};
 pub use resource::{Resource, ResourceTemplate};
