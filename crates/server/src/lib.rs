@@ -29,6 +29,7 @@
 //! | [`auth`] | The [`Authenticator`](auth::Authenticator) hook, the RFC 9728 metadata and the `WWW-Authenticate` challenge pieces ([`auth::www_authenticate`]), per-principal rates and stream quotas. The OAuth 2.1 resource server (`BearerAuthenticator`: JWT bearer tokens verified against the issuer's JWKS) is the `mcp-fleet-oauth` crate's. |
 //! | [`intercept`] | Hooks around every `tools/call` ([`HandlerOptions::intercept`]), and the shipped result cache. |
 //! | [`tasks`] | The tasks extension's lifetime and bounds, and tasks completed from outside their handler ([`McpHandler::task`]). |
+//! | `events` | The events extension (cargo feature `events`, experimental): declared event types, the emitter, `events/list` and `events/poll` on every replica. |
 //! | [`watch`] | Watchers: code run on one node while anyone in the fleet listens to a URI or a tenant ([`HandlerOptions::watchers`]). |
 //! | [`fleet`] | Fleet-consistent catalogs: when changes are announced, and the fleet's membership ([`McpHandler::fleet`]). |
 //! | [`audit`] | The audit trail: one record per call and task transition, to JSON lines or any sink ([`HandlerOptions::audit`]). |
@@ -103,7 +104,7 @@
 //! | 8 | `notify` | how a change travels (locally, through the outbox) |
 //! | 9 | `catalog`, `watch` | the server definition and its catalog; the watchers run while the fleet listens |
 //! | 10 | `typed`, `intercept`, `factory` | typed entries; hooks around calls; the server per request |
-//! | 11 | `tasks` | the tasks extension's store, runners and followers |
+//! | 11 | `tasks`, `events` | the tasks extension's store, runners and followers; the events extension's types, log and polls |
 //! | 12 | `options` | every option of a handler |
 //! | 13 | `services` | what serving a request may use of its handler, as one narrow reference |
 //! | 14 | `methods` | the 2026-07-28 methods and their dispatch |
@@ -119,6 +120,8 @@ mod context;
 mod endpoint;
 mod era2025;
 mod error;
+#[cfg(feature = "events")]
+pub mod events;
 pub mod extensions;
 mod factory;
 pub mod fleet;

@@ -40,6 +40,9 @@ pub(crate) struct Services {
     pub(crate) audit: AuditTrail,
     /// Per-principal request rate and open-stream allowance.
     pub(crate) limits: LimitGate,
+    /// The events extension, when the options declare it.
+    #[cfg(feature = "events")]
+    pub(crate) events: Option<Arc<crate::events::poll::EventsRuntime>>,
     /// Pulled once on shutdown; serve loops, background tasks and running calls listen to it
     /// (and stop as well when it is dropped with the last handler clone).
     pub(crate) shutdown: ShutdownTrigger,

@@ -297,6 +297,7 @@ fn notification_method(kind: EventKind) -> &'static str {
         // Not a notification: it changes what a 2025-era session's GET stream hears.
         EventKind::SessionChanged => "session",
         EventKind::TaskChanged => mcp_fleet_protocol::tasks::TASK_NOTIFICATION,
+        EventKind::Occurred => "notifications/events/event",
     }
 }
 

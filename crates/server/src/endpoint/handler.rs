@@ -22,7 +22,7 @@ use crate::fleet::{FleetStatus, FleetTiming, FleetWatch};
 use crate::identity::{ExecutionIdentity, RevisionSalt};
 use crate::listen::supervisor::{self, ConsumerParts};
 use crate::listen::{
-    BusHealth, BusHealthState, EventIntake, ListenRouter, SessionEvents, TaskEvents, keepalive, monitor,
+    BusHealth, BusHealthState, EventIntake, ListenRouter, Listeners, SessionEvents, TaskEvents, keepalive, monitor,
 };
 use crate::metrics::Metrics;
 use crate::notify::{Notifier, NotifierCore, Outbox};
@@ -87,6 +87,10 @@ pub async fn create_mcp_handler(
     if tasks.is_some() {
         extensions.register(crate::tasks::extension());
     }
+    #[cfg(feature = "events")]
+    if wiring.events.is_some() {
+        extensions.register(crate::events::extension());
+    }
     let services = Services {
         extensions,
         options,
@@ -100,6 +104,8 @@ pub async fn create_mcp_handler(
         revision_salt,
         audit,
         limits,
+        #[cfg(feature = "events")]
+        events: wiring.events.clone(),
         shutdown: ShutdownTrigger::new(),
     };
     let shared = Arc::new(HandlerShared {
@@ -133,6 +139,9 @@ struct Wiring {
     notifier: Notifier,
     /// How long the bus may be unheard before streams are refused (the health tracker's).
     bus_down_grace: std::time::Duration,
+    /// The events extension, when the options declare it.
+    #[cfg(feature = "events")]
+    events: Option<Arc<crate::events::poll::EventsRuntime>>,
 }
 
 impl Wiring {
@@ -145,12 +154,20 @@ impl Wiring {
         ring: mcp_fleet_protocol::state::StateSigner,
     ) -> Self {
         let router = ListenRouter::new(options.listen, metrics.clone());
+        #[cfg(feature = "events")]
+        let events = options.events.clone().map(|e| Arc::new(crate::events::poll::EventsRuntime::new(e, ring.clone())));
         let session_streams =
             SessionStreams::new(options.era2025.max_streams, options.era2025.replay_events, ring, metrics.clone());
         let (task_signals, task_events) = TaskSignals::new();
-        let streams: (_, Arc<dyn SessionEvents>, Arc<dyn TaskEvents>) =
-            (router.clone(), Arc::new(session_streams.clone()), Arc::new(task_signals.clone()));
-        let intake = Arc::new(EventIntake::new(streams, metrics.clone(), options.dedupe_window));
+        let listeners = Listeners {
+            sessions: Arc::new(session_streams.clone()) as Arc<dyn SessionEvents>,
+            tasks: Arc::new(task_signals.clone()) as Arc<dyn TaskEvents>,
+            #[cfg(feature = "events")]
+            occurrences: events.clone().map(|e| e as Arc<dyn crate::listen::OccurrenceEvents>),
+            #[cfg(not(feature = "events"))]
+            occurrences: None,
+        };
+        let intake = Arc::new(EventIntake::new(router.clone(), listeners, metrics.clone(), options.dedupe_window));
         let outbox = Arc::new(Outbox::new(metrics.clone()));
         let timing = FleetTiming { ttl: options.membership_ttl, convergence_timeout: options.convergence_timeout };
         let fleet = FleetWatch::new(
@@ -171,7 +188,19 @@ impl Wiring {
             fleet: fleet.clone(),
         });
         let bus_down_grace = options.bus_down_grace;
-        Wiring { router, session_streams, task_signals, task_events, intake, outbox, fleet, notifier, bus_down_grace }
+        Wiring {
+            router,
+            session_streams,
+            task_signals,
+            task_events,
+            intake,
+            outbox,
+            fleet,
+            notifier,
+            bus_down_grace,
+            #[cfg(feature = "events")]
+            events,
+        }
     }
 
     /// What the task store needs of the node.
@@ -251,6 +280,22 @@ async fn limit_gate(options: &HandlerOptions, bus: &Arc<dyn ServerEventBus>, fle
 }
 
 impl McpHandler {
+    /// Emit occurrences of the event types declared with
+    /// [`HandlerOptions::events`](crate::HandlerOptions::events) (cargo feature `events`): from
+    /// this node, through the bus, to every replica's polls. Without declared types every emit
+    /// is refused as undeclared.
+    ///
+    /// ```no_run
+    /// # async fn run(handler: mcp_fleet_server::McpHandler) -> Result<(), mcp_fleet_server::events::EmitError> {
+    /// handler.events().emit("deploy.finished", &serde_json::json!({"version": "1.4.2"})).await?;
+    /// # Ok(()) }
+    /// ```
+    #[cfg(feature = "events")]
+    pub fn events(&self) -> crate::events::Emitter {
+        let declared = self.shared.events.as_ref().map(|e| e.events.clone()).unwrap_or_default();
+        crate::events::Emitter::new(self.shared.bus.clone(), declared)
+    }
+
     /// A handle on task `id` of the fleet, to complete or fail it from outside its handler (a
     /// webhook, a job poller), on any replica; `None` when this handler serves no tasks. The
     /// handle does not check who created the task: keep ids you hand out to trusted code.

@@ -44,6 +44,26 @@ pub(crate) trait TaskEvents: Send + Sync {
     fn refresh_all(&self);
 }
 
+/// Where occurrences of the events extension go: its log (the events module implements it).
+pub(crate) trait OccurrenceEvents: Send + Sync {
+    /// Remember an occurrence (already deduplicated).
+    fn record(&self, event: &EventEnvelope);
+    /// Events may have been missed.
+    fn gap(&self);
+    /// The consumer (re)subscribed when the bus stood at `position`.
+    fn started_at(&self, position: (u64, u64));
+}
+
+/// The listeners of a node's events beside the router, passed in by the handler.
+pub(crate) struct Listeners {
+    /// 2025-era sessions' GET streams.
+    pub(crate) sessions: Arc<dyn SessionEvents>,
+    /// The tasks' loop.
+    pub(crate) tasks: Arc<dyn TaskEvents>,
+    /// The events extension's log, when it is on.
+    pub(crate) occurrences: Option<Arc<dyn OccurrenceEvents>>,
+}
+
 /// Deduplicating, position-keeping entrance to the [`ListenRouter`].
 pub(crate) struct EventIntake {
     router: ListenRouter,
@@ -51,6 +71,8 @@ pub(crate) struct EventIntake {
     sessions: Arc<dyn SessionEvents>,
     /// Task events go to the tasks' loop, and so do gaps.
     tasks: Arc<dyn TaskEvents>,
+    /// Occurrences go to the events extension's log, and so do gaps.
+    occurrences: Option<Arc<dyn OccurrenceEvents>>,
     metrics: Metrics,
     /// Std mutexes: uncontended (the consumer task, and the rare local announcement), never
     /// held across `.await`.
@@ -61,15 +83,13 @@ pub(crate) struct EventIntake {
 
 impl EventIntake {
     /// An intake remembering `dedupe_window` event ids.
-    pub(crate) fn new(
-        (router, sessions, tasks): (ListenRouter, Arc<dyn SessionEvents>, Arc<dyn TaskEvents>),
-        metrics: Metrics,
-        dedupe_window: usize,
-    ) -> Self {
+    pub(crate) fn new(router: ListenRouter, listeners: Listeners, metrics: Metrics, dedupe_window: usize) -> Self {
+        let Listeners { sessions, tasks, occurrences } = listeners;
         EventIntake {
             router,
             sessions,
             tasks,
+            occurrences,
             metrics,
             dedupe: Mutex::new(DedupeWindow::new(dedupe_window)),
             position: Mutex::new(None),
@@ -78,6 +98,9 @@ impl EventIntake {
 
     /// Deliver an event from the bus (unless it is a duplicate).
     pub(crate) fn deliver(&self, event: &EventEnvelope) {
+        if event.kind == EventKind::Occurred {
+            return self.deliver_occurrence(event);
+        }
         let meta = json!({"epoch": event.epoch, "version": event.version, "publishedAtMs": event.published_at_ms});
         // Before deduplication: an event delivered here first (locally, without a position)
         // gets its position from the bus's copy.
@@ -96,6 +119,18 @@ impl EventIntake {
         let streams = self.router.deliver(event, &meta);
         self.sessions.deliver(event, &meta);
         trace::record_delivered(&span, streams);
+    }
+
+    /// An occurrence goes to the events extension's log only (once).
+    fn deliver_occurrence(&self, event: &EventEnvelope) {
+        if !self.first_sighting(&event.event_id) {
+            self.metrics.duplicates_dropped.inc();
+            return;
+        }
+        *self.position.lock().unwrap_or_else(PoisonError::into_inner) = Some((event.epoch, event.version));
+        if let Some(occurrences) = &self.occurrences {
+            occurrences.record(event);
+        }
     }
 
     /// Deliver a change this node is about to publish, before the bus has it (no epoch or
@@ -121,6 +156,9 @@ impl EventIntake {
     /// The consumer (re)subscribed when the bus stood at `position`.
     pub(crate) fn started_at(&self, position: (u64, u64)) {
         self.sessions.started_at(position);
+        if let Some(occurrences) = &self.occurrences {
+            occurrences.started_at(position);
+        }
     }
 
     /// Events may have been missed: invalidate every stream conservatively.
@@ -131,6 +169,9 @@ impl EventIntake {
         self.router.invalidate_all(&meta);
         self.sessions.invalidate_all(&meta);
         self.tasks.refresh_all();
+        if let Some(occurrences) = &self.occurrences {
+            occurrences.gap();
+        }
     }
 
     /// `{"gap": true, "epoch": …, "lastVersion": …}` (the position only once one is known).

@@ -27,7 +27,9 @@ pub(crate) use stream::ListenBody;
 pub(crate) use budget::Opener;
 pub(crate) use direct::DirectSocket;
 pub(crate) use health::BusHealth;
-pub(crate) use intake::{EventIntake, SessionEvents, TaskEvents};
+#[cfg(feature = "events")]
+pub(crate) use intake::OccurrenceEvents;
+pub(crate) use intake::{EventIntake, Listeners, SessionEvents, TaskEvents};
 pub(crate) use interest::{FollowedUris, Interest, InterestGuard, InterestSink, UNFOLLOWABLE};
 pub(crate) use limits::ListenLimits;
 pub(crate) use router::ListenRouter;

@@ -85,7 +85,7 @@ fn list_of(kind: EventKind) -> Option<ListKind> {
         EventKind::ToolsListChanged => Some(ListKind::Tools),
         EventKind::PromptsListChanged => Some(ListKind::Prompts),
         EventKind::ResourcesListChanged => Some(ListKind::Resources),
-        EventKind::ResourceUpdated | EventKind::SessionChanged | EventKind::TaskChanged => None,
+        EventKind::ResourceUpdated | EventKind::SessionChanged | EventKind::TaskChanged | EventKind::Occurred => None,
     }
 }
 

@@ -69,7 +69,7 @@ pub(crate) struct MethodRequest<'a> {
 
 /// Ladder steps 10–12, then dispatch. `Err` is a rejection, in-band or not (its status says).
 pub(crate) fn prepare(mut req: MethodRequest<'_>) -> Result<Prepared, RpcError> {
-    let Some(family) = Family::of(&req.method, &req.catalog) else {
+    let Some(family) = Family::of(&req.method, &req.catalog, req.shared) else {
         return Err(RpcError::method_not_found(&req.method));
     };
     match family {
@@ -81,6 +81,8 @@ pub(crate) fn prepare(mut req: MethodRequest<'_>) -> Result<Prepared, RpcError> 
         Family::Complete => completion::prepare(&req),
         Family::Listen => listen::open(&req),
         Family::Task(method) => super::tasks::prepare(&req, method),
+        #[cfg(feature = "events")]
+        Family::Events(method) => super::events::prepare(&req, method),
     }
 }
 
@@ -158,11 +160,14 @@ enum Family {
     Listen,
     /// `tasks/get`, `tasks/update`, `tasks/cancel` (the tasks extension).
     Task(Method),
+    /// `events/list`, `events/poll` (the events extension, when the handler serves it).
+    #[cfg(feature = "events")]
+    Events(Method),
 }
 
 impl Family {
     /// Methods this server answers (a capability-gated one only when advertised).
-    fn of(method: &str, catalog: &Catalog) -> Option<Family> {
+    fn of(method: &str, catalog: &Catalog, shared: &Services) -> Option<Family> {
         let method = Method::parse(method)?;
         Some(match method {
             Method::Discover => Family::Discover,
@@ -173,6 +178,12 @@ impl Family {
             Method::CompletionComplete => return None,
             Method::SubscriptionsListen => Family::Listen,
             Method::TasksGet | Method::TasksUpdate | Method::TasksCancel => Family::Task(method),
+            #[cfg(feature = "events")]
+            Method::EventsList | Method::EventsPoll if shared.events.is_some() => Family::Events(method),
+            Method::EventsList | Method::EventsPoll => {
+                let _ = shared;
+                return None;
+            }
             Method::ToolsList | Method::ResourcesList | Method::ResourceTemplatesList | Method::PromptsList => {
                 Family::List(method.list()?)
             }

@@ -7,6 +7,8 @@ pub(crate) mod completion;
 mod cut;
 pub(crate) mod discover;
 mod dispatch;
+#[cfg(feature = "events")]
+mod events;
 mod listen;
 mod lists;
 mod mrtr;

@@ -76,6 +76,8 @@ pub struct HandlerOptions {
     pub(crate) identity_in_tools_revision: bool,
     pub(crate) direct_http1_listen: bool,
     pub(crate) watchers: Option<crate::watch::Watchers>,
+    #[cfg(feature = "events")]
+    pub(crate) events: Option<crate::events::Events>,
 }
 
 impl Default for HandlerOptions {
@@ -116,6 +118,8 @@ impl Default for HandlerOptions {
             identity_in_tools_revision: false,
             direct_http1_listen: true,
             watchers: None,
+            #[cfg(feature = "events")]
+            events: None,
         }
     }
 }
@@ -301,6 +305,23 @@ impl HandlerOptions {
     /// ```
     pub fn watchers(mut self, watchers: crate::watch::Watchers) -> Self {
         self.watchers = Some(watchers);
+        self
+    }
+
+    /// Serve the events extension (cargo feature `events`, experimental) with `events`' declared
+    /// types: advertised as [`events::EXTENSION_ID`](crate::events::EXTENSION_ID),
+    /// `events/list` and `events/poll` answered on every replica, occurrences emitted through
+    /// [`McpHandler::events`](crate::McpHandler::events). See [`crate::events`].
+    ///
+    /// ```
+    /// use mcp_fleet_server::HandlerOptions;
+    /// use mcp_fleet_server::events::Events;
+    /// let options = HandlerOptions::default().events(Events::new().history(1_000));
+    /// # drop(options);
+    /// ```
+    #[cfg(feature = "events")]
+    pub fn events(mut self, events: crate::events::Events) -> Self {
+        self.events = Some(events);
         self
     }
 

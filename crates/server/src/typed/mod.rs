@@ -65,6 +65,9 @@ pub use template::{TypedTemplate, template};
 pub use tool::{TypedTool, tool};
 pub use tool_result::{Json, ToolError};
 
+#[cfg(feature = "events")]
+pub(crate) use schema::schema_of;
+
 /// The arguments of a tool or prompt that takes none: its schema is an object with no
 /// properties, and whatever object the client sends deserializes.
 ///

@@ -1,0 +1,180 @@
+//! [`EventsRuntime`]: what a handler keeps for the events extension — the declared types, the
+//! log the bus consumer fills, the cursors — and the two methods it answers, `events/list` and
+//! `events/poll`.
+//!
+//! A poll reads the log after the cursor's position and keeps what the caller may see: its
+//! tenant's occurrences and the unscoped ones, of the type asked for, no older than `maxAgeMs`,
+//! that the type's `match` hook accepts (then `transform`ed). It returns at most `maxEvents`
+//! (bounded by [`Events::max_events`](super::Events::max_events)) with `hasMore` when more
+//! wait, and a cursor past everything it looked at — filtered-out occurrences included, so the
+//! next poll does not read them again. With nothing to return and `timeoutMs`, it waits for
+//! the next occurrence (bounded by [`Events::max_poll_wait`](super::Events::max_poll_wait)).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use mcp_fleet_bus::{EventEnvelope, now_ms};
+use mcp_fleet_protocol::state::StateSigner;
+use mcp_fleet_protocol::types::{DeliveryMode, EventOccurrence, PollEventsParams, PollEventsResult};
+use mcp_fleet_protocol::{ErrorCode, RpcError};
+use serde_json::{Value, json};
+
+use super::cursor::Cursors;
+use super::log::{Entry, OccurrenceLog, Position};
+use super::{EventType, Events};
+use crate::context::RequestContext;
+
+/// Event types per `events/list` page.
+const LIST_PAGE: usize = 100;
+
+/// The extension's state on one node.
+#[derive(Debug)]
+pub(crate) struct EventsRuntime {
+    pub(crate) events: Arc<Events>,
+    pub(crate) log: OccurrenceLog,
+    cursors: Cursors,
+}
+
+impl EventsRuntime {
+    /// The runtime of `events`, sealing cursors with `ring`.
+    pub(crate) fn new(events: Events, ring: StateSigner) -> Self {
+        let log = OccurrenceLog::new(events.history);
+        EventsRuntime { events: Arc::new(events), log, cursors: Cursors::new(ring) }
+    }
+
+    /// `events/list`: one page of descriptors, by name, after `cursor` (the last name of the
+    /// page before).
+    pub(crate) fn list(&self, cursor: Option<&str>) -> Result<Value, RpcError> {
+        let types = &self.events.types;
+        let start = match cursor {
+            None => 0,
+            Some(after) => match types.keys().position(|name| name == after) {
+                Some(i) => i + 1,
+                None => return Err(RpcError::invalid_params("invalid cursor for events/list").in_band()),
+            },
+        };
+        let page: Vec<&EventType> = types.values().skip(start).take(LIST_PAGE).collect();
+        let mut result = json!({"events": page.iter().map(|t| t.descriptor()).collect::<Vec<_>>()});
+        if start + page.len() < types.len()
+            && let Some(last) = page.last()
+        {
+            result["nextCursor"] = json!(last.descriptor().name);
+        }
+        Ok(result)
+    }
+
+    /// `events/poll` for the caller `ctx`.
+    pub(crate) async fn poll(&self, ctx: &RequestContext, params: PollEventsParams) -> Result<Value, RpcError> {
+        let event_type = self.pollable(&params)?;
+        let tenant = ctx.principal.as_ref().and_then(|p| p.tenant.as_deref());
+        let position = match &params.cursor {
+            None => None,
+            // A cursor this fleet did not write for this caller and type: read what the log
+            // has, truncated.
+            Some(cursor) => Some(self.cursors.read(cursor, tenant, &params.name).unwrap_or((0, 0))),
+        };
+        let max = params.max_events.unwrap_or(self.events.max_events).clamp(1, self.events.max_events);
+        let wait = Duration::from_millis(params.timeout_ms.unwrap_or(0)).min(self.events.max_poll_wait);
+        let deadline = tokio::time::Instant::now() + wait;
+        loop {
+            let arrived = self.log.arrived.notified();
+            tokio::pin!(arrived);
+            arrived.as_mut().enable();
+            let found = self.read(ctx, event_type, &params, position, max);
+            let done = position.is_none() || !found.events.is_empty() || found.truncated;
+            if done || tokio::time::timeout_at(deadline, arrived).await.is_err() {
+                return Ok(self.answer(found, tenant, &params.name));
+            }
+        }
+    }
+
+    /// The declared type `params` names, if it may be polled with these arguments.
+    fn pollable(&self, params: &PollEventsParams) -> Result<&EventType, RpcError> {
+        let Some(event_type) = self.events.get(&params.name) else {
+            let error = RpcError::new(ErrorCode::EventsNotFound, format!("no event type {:?}", params.name));
+            return Err(error.with_data(json!({"kind": "event"})).in_band());
+        };
+        if !event_type.descriptor().delivery.contains(&DeliveryMode::Poll) {
+            let error = RpcError::new(ErrorCode::EventsUnsupported, "this event type cannot be polled");
+            return Err(error.with_data(json!({"feature": "deliveryMode", "value": "poll"})).in_band());
+        }
+        event_type.check(&params.arguments).map_err(|why| {
+            RpcError::invalid_params(format!("invalid arguments for {:?}: {why}", params.name)).in_band()
+        })?;
+        Ok(event_type)
+    }
+
+    /// What the log holds for this subscription after `position` (at most `max`).
+    fn read(
+        &self,
+        ctx: &RequestContext,
+        event_type: &EventType,
+        params: &PollEventsParams,
+        position: Option<Position>,
+        max: usize,
+    ) -> Found {
+        let after = self.log.after(position);
+        let tenant = ctx.principal.as_ref().and_then(|p| p.tenant.as_deref());
+        let oldest = params.max_age_ms.map(|age| now_ms().saturating_sub(age));
+        let visible = |e: &&Entry| {
+            e.occurrence.name == params.name
+                && (e.scope.is_none() || e.scope.as_deref() == tenant)
+                && oldest.is_none_or(|oldest| e.emitted_at_ms >= oldest)
+        };
+        let mut found = Found { events: Vec::new(), cursor: after.head, truncated: after.truncated, has_more: false };
+        for entry in after.entries.iter().filter(visible) {
+            let Some(delivered) = event_type.deliver(ctx, &entry.occurrence, &params.arguments) else { continue };
+            if found.events.len() == max {
+                found.has_more = true;
+                break;
+            }
+            found.cursor = entry.position;
+            found.events.push(delivered);
+        }
+        if !found.has_more {
+            found.cursor = after.head;
+        }
+        found
+    }
+
+    /// The poll's result, its cursor sealed for the caller.
+    fn answer(&self, found: Found, tenant: Option<&str>, name: &str) -> Value {
+        let result = PollEventsResult {
+            events: found.events,
+            cursor: Some(self.cursors.write(found.cursor, tenant, name)),
+            truncated: found.truncated,
+            has_more: found.has_more,
+            next_poll_ms: self.events.next_poll.as_millis() as u64,
+        };
+        // A struct of strings, numbers and JSON values serializes.
+        serde_json::to_value(result).unwrap_or_default()
+    }
+}
+
+/// What one read of the log found for a subscription.
+struct Found {
+    events: Vec<EventOccurrence>,
+    /// Past everything looked at.
+    cursor: Position,
+    truncated: bool,
+    has_more: bool,
+}
+
+impl crate::listen::OccurrenceEvents for EventsRuntime {
+    fn record(&self, event: &EventEnvelope) {
+        let decoded = event.payload.as_deref().map(serde_json::from_str::<EventOccurrence>);
+        match decoded {
+            Some(Ok(occurrence)) => self.log.record(event, occurrence),
+            Some(Err(error)) => tracing::warn!(%error, event = %event.event_id, "undecodable event occurrence"),
+            None => {}
+        }
+    }
+
+    fn gap(&self) {
+        self.log.gap();
+    }
+
+    fn started_at(&self, position: (u64, u64)) {
+        self.log.started_at(position);
+    }
+}

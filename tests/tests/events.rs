@@ -1,0 +1,212 @@
+//! The events extension (experimental, `mcp-fleet-server`'s cargo feature `events`) end to end:
+//! occurrences emitted on any node, polled on any other with the cursor one replica gave,
+//! nothing lost and nothing twice — on the real Redis and NATS (three nodes each, skipped
+//! without a broker unless `MCP_FLEET_REQUIRE_BROKERS=1`) — and on one node: history that does
+//! not reach back (`truncated`), the long poll, tenants apart, the `match` hook, the errors.
+
+use std::collections::HashSet;
+use std::time::Duration;
+
+use mcp_fleet_server::events::{EventType, Events};
+use mcp_fleet_server::typed::NoArgs;
+use mcp_fleet_server::{HandlerOptions, McpHandler};
+use mcp_fleet_tests::cluster::{Broker, Fleet, tenant_options};
+use mcp_fleet_tests::{McpClient, TestNode, request, test_server};
+use serde_json::{Value, json};
+
+const KEY: [u8; 32] = [7; 32];
+
+#[derive(serde::Serialize, schemars::JsonSchema)]
+struct Deployed {
+    /// The version now running.
+    version: String,
+    /// Its size, for the `match` hook.
+    total: u64,
+}
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+#[expect(dead_code, reason = "only its schema and the argument check use it")]
+struct AtLeast {
+    /// Only deploys at least this large.
+    min_total: u64,
+}
+
+/// `deploy.finished` (no arguments) and `deploy.large` (matched by `min_total`).
+fn events(history: usize) -> Events {
+    let large = EventType::new::<AtLeast, Deployed>("deploy.large", "A deploy at least this large").matching(
+        |_ctx, occurrence, arguments| {
+            let min = arguments.get("min_total").and_then(Value::as_u64).unwrap_or(0);
+            occurrence.data["total"].as_u64().is_some_and(|total| total >= min)
+        },
+    );
+    Events::new()
+        .event(EventType::new::<NoArgs, Deployed>("deploy.finished", "A deploy finished"))
+        .event(large)
+        .history(history)
+}
+
+fn options() -> HandlerOptions {
+    tenant_options().request_state_key(KEY.to_vec()).events(events(1000))
+}
+
+/// `method` as `tenant` (the whole reply: result or error).
+async fn call(client: &McpClient, tenant: &str, method: &str, params: Value) -> Value {
+    let body = request(json!(1), method, params);
+    let mut headers = McpClient::standard_headers(&body);
+    headers.push(("x-tenant".into(), tenant.into()));
+    client.post_with(&body, &headers).await.json()
+}
+
+/// `events/poll` as `tenant`.
+async fn poll(client: &McpClient, tenant: &str, params: Value) -> Value {
+    call(client, tenant, "events/poll", params).await
+}
+
+async fn emit(handler: &McpHandler, version: usize) -> String {
+    let payload = Deployed { version: format!("v{version}"), total: version as u64 };
+    handler.events().emit("deploy.finished", &payload).await.expect("emit").event_id
+}
+
+#[tokio::test]
+async fn a_cursor_from_one_replica_resumes_on_another_with_nothing_lost_on_redis() {
+    resumes_anywhere(Broker::Redis).await;
+}
+
+#[tokio::test]
+async fn a_cursor_from_one_replica_resumes_on_another_with_nothing_lost_on_nats() {
+    resumes_anywhere(Broker::Nats).await;
+}
+
+async fn resumes_anywhere(broker: Broker) {
+    let Some(fleet) = Fleet::start(broker, options).await else { return };
+    let clients: Vec<McpClient> = fleet.nodes.iter().map(|n| McpClient::new(n.url())).collect();
+    let start = poll(&clients[0], "acme", json!({"name": "deploy.finished", "cursor": null})).await;
+    let mut cursor = start["result"]["cursor"].clone();
+    assert!(cursor.is_string() && start["result"]["events"] == json!([]), "{start}");
+
+    let mut sent = Vec::new();
+    for i in 0..30 {
+        sent.push(emit(&fleet.nodes[i * 7 % 3].handler, i).await);
+    }
+    let mut heard = Vec::new();
+    for round in 0.. {
+        assert!(round < 60, "heard {} of 30", heard.len());
+        let params = json!({"name": "deploy.finished", "cursor": cursor, "maxEvents": 7, "timeoutMs": 2000});
+        let reply = poll(&clients[round % 3], "acme", params).await;
+        let result = &reply["result"];
+        assert_eq!(result["truncated"], false, "round {round} on node {}: {reply}", round % 3);
+        heard.extend(result["events"].as_array().expect("events").iter().map(|e| e["eventId"].clone()));
+        cursor = result["cursor"].clone();
+        if heard.len() >= sent.len() {
+            break;
+        }
+    }
+    assert_eq!(heard, sent.iter().map(|id| json!(id)).collect::<Vec<_>>(), "every occurrence once, in order");
+    let after = poll(&clients[1], "acme", json!({"name": "deploy.finished", "cursor": cursor})).await;
+    assert_eq!(after["result"]["events"], json!([]), "nothing twice: {after}");
+    fleet.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_cursor_older_than_the_history_is_truncated() {
+    let node = TestNode::start(test_server(), tenant_options().events(events(5))).await;
+    let client = McpClient::new(node.url());
+    let start = poll(&client, "acme", json!({"name": "deploy.finished", "cursor": null})).await;
+    for i in 0..10 {
+        emit(&node.handler, i).await;
+    }
+    let params = json!({"name": "deploy.finished", "cursor": start["result"]["cursor"], "timeoutMs": 2000});
+    let reply = poll(&client, "acme", params).await;
+    let versions: Vec<&Value> =
+        reply["result"]["events"].as_array().expect("events").iter().map(|e| &e["data"]["version"]).collect();
+    assert_eq!(reply["result"]["truncated"], true, "{reply}");
+    assert_eq!(versions, ["v5", "v6", "v7", "v8", "v9"], "the five the history keeps");
+    let garbage = poll(&client, "acme", json!({"name": "deploy.finished", "cursor": "not-a-cursor"})).await;
+    assert_eq!(garbage["result"]["truncated"], true, "a cursor this fleet did not write: {garbage}");
+    node.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_long_poll_answers_as_soon_as_an_occurrence_arrives() {
+    let node = TestNode::start(test_server(), tenant_options().events(events(100))).await;
+    let client = McpClient::new(node.url());
+    let start = poll(&client, "acme", json!({"name": "deploy.finished", "cursor": null})).await;
+    let params = json!({"name": "deploy.finished", "cursor": start["result"]["cursor"], "timeoutMs": 20_000});
+    let waiting = tokio::spawn(async move { poll(&client, "acme", params).await });
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(!waiting.is_finished(), "nothing to answer yet");
+    let began = tokio::time::Instant::now();
+    let id = emit(&node.handler, 1).await;
+    let reply = tokio::time::timeout(Duration::from_secs(10), waiting).await.expect("answered").expect("joined");
+    assert_eq!(reply["result"]["events"][0]["eventId"], id.as_str(), "{reply}");
+    assert!(began.elapsed() < Duration::from_secs(10));
+    node.shutdown().await;
+}
+
+#[tokio::test]
+async fn tenants_see_their_own_occurrences_and_the_match_hook_filters() {
+    let node = TestNode::start(test_server(), tenant_options().events(events(100))).await;
+    let client = McpClient::new(node.url());
+    let large = |min: u64| json!({"name": "deploy.large", "arguments": {"min_total": min}, "cursor": null});
+    let acme = poll(&client, "acme", large(50)).await["result"]["cursor"].clone();
+    let globex = poll(&client, "globex", large(0)).await["result"]["cursor"].clone();
+    let events = node.handler.events();
+    for total in [10, 60, 70] {
+        events.tenant("acme").emit("deploy.large", &Deployed { version: "a".into(), total }).await.expect("emit");
+    }
+    events.emit("deploy.large", &Deployed { version: "everyone".into(), total: 99 }).await.expect("emit");
+
+    let read = |tenant: &'static str, cursor: Value, min: u64| {
+        let params =
+            json!({"name": "deploy.large", "arguments": {"min_total": min}, "cursor": cursor, "timeoutMs": 2000});
+        let client = client.clone();
+        async move { poll(&client, tenant, params).await["result"].clone() }
+    };
+    let for_acme = read("acme", acme.clone(), 50).await;
+    let totals: Vec<&Value> =
+        for_acme["events"].as_array().expect("events").iter().map(|e| &e["data"]["total"]).collect();
+    assert_eq!(totals, [60, 70, 99], "acme's above 50, and the unscoped one: {for_acme}");
+    let for_globex = read("globex", globex, 0).await;
+    let versions: HashSet<&str> =
+        for_globex["events"].as_array().expect("events").iter().filter_map(|e| e["data"]["version"].as_str()).collect();
+    assert_eq!(versions, HashSet::from(["everyone"]), "globex never sees acme's: {for_globex}");
+    let stolen = read("globex", acme, 0).await;
+    assert_eq!(stolen["truncated"], true, "another tenant's cursor opens to nothing: {stolen}");
+    node.shutdown().await;
+}
+
+#[tokio::test]
+async fn bad_polls_get_the_extensions_errors() {
+    let node = TestNode::start(test_server(), tenant_options().events(events(10))).await;
+    let client = McpClient::new(node.url());
+    let unknown = poll(&client, "acme", json!({"name": "nope", "cursor": null})).await;
+    assert_eq!(
+        (unknown["error"]["code"].clone(), unknown["error"]["data"].clone()),
+        (json!(-32011), json!({"kind": "event"}))
+    );
+    let bad_arguments = poll(&client, "acme", json!({"name": "deploy.large", "arguments": {"min_total": "x"}})).await;
+    assert_eq!(bad_arguments["error"]["code"], -32602, "{bad_arguments}");
+    let no_name = poll(&client, "acme", json!({"cursor": null})).await;
+    assert_eq!(no_name["error"]["code"], -32602, "{no_name}");
+    let undeclared = node.handler.events().emit("nope", &json!({})).await;
+    assert!(matches!(undeclared, Err(mcp_fleet_server::events::EmitError::Undeclared(_))));
+    let not_an_object = node.handler.events().emit("deploy.finished", &json!([1])).await;
+    assert!(matches!(not_an_object, Err(mcp_fleet_server::events::EmitError::Payload(_))));
+
+    let listed = call(&client, "acme", "events/list", json!({})).await;
+    let names: Vec<&Value> =
+        listed["result"]["events"].as_array().expect("events").iter().map(|e| &e["name"]).collect();
+    assert_eq!(names, ["deploy.finished", "deploy.large"]);
+    assert_eq!(
+        listed["result"]["events"][1]["inputSchema"]["properties"]["min_total"]["description"],
+        "Only deploys at least this large."
+    );
+    let discover = call(&client, "acme", "server/discover", json!({})).await["result"].clone();
+    assert!(discover["capabilities"]["extensions"]["io.modelcontextprotocol/events"].is_object(), "{discover}");
+    node.shutdown().await;
+
+    let plain = TestNode::start(test_server(), tenant_options()).await;
+    let off = poll(&McpClient::new(plain.url()), "acme", json!({"name": "deploy.finished"})).await;
+    assert_eq!(off["error"]["code"], -32601, "no extension, no method: {off}");
+    plain.shutdown().await;
+}
