@@ -4,11 +4,13 @@
 //!
 //! - [`stream`]: locating the stream, creating it when missing, and its epoch.
 //! - [`publish`]: publishing, recreating a deleted stream on the way.
-//! - [`tail`]: the consumer task — resumption, gaps, stalls, lost streams.
+//! - [`tail`]: the consumer task — resumption, gaps, stalls, lost streams; its decisions as
+//!   pure functions in [`rules`].
 //! - [`shards`]: the bus split into several streams, each with its publisher, read all or by
 //!   interest.
 
 mod publish;
+mod rules;
 mod shards;
 mod stream;
 mod tail;
