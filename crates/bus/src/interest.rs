@@ -6,7 +6,8 @@
 //! are routed is [`Subject::routed_by`]'s answer: a change of one scope goes to that scope's
 //! followers, an unscoped update of one resource to that URI's; a list change for everyone,
 //! and every task record and session change (a node may be waiting on one without any stream
-//! for it), to every node — except a session's (un)subscription, which goes with the updates
+//! for it) and every event occurrence (any node may be polled for one, by a caller with no
+//! stream open), to every node — except a session's (un)subscription, which goes with the updates
 //! it is about: the session's streams must hear it before them, and only they need it.
 
 use crate::envelope::{EventEnvelope, EventKind, SessionOp};
@@ -42,7 +43,7 @@ impl Subject {
             (EventKind::SessionChanged, Some(uri)) if subscription_change(event) => {
                 std::iter::once(Subject::Uri(uri.clone())).chain(scope).collect()
             }
-            (EventKind::SessionChanged | EventKind::TaskChanged, _) => Vec::new(),
+            (EventKind::SessionChanged | EventKind::TaskChanged | EventKind::Occurred, _) => Vec::new(),
             (_, _) if scope.is_some() => scope.into_iter().collect(),
             (EventKind::ResourceUpdated, Some(uri)) => vec![Subject::Uri(uri.clone())],
             _ => Vec::new(),
@@ -77,6 +78,8 @@ mod tests {
         let scoped_session = Change::session("s", SessionOp::Answered, Some("7".into())).in_scope("t");
         assert!(Subject::routed_by(&event(scoped_session)).is_empty(), "a session's answer reaches every node");
         assert!(Subject::routed_by(&event(Change::task("t1").in_scope("t"))).is_empty(), "so does a task's record");
+        let occurrence = EventEnvelope::occurrence("e", "{}".into(), Some("t".into()), "n");
+        assert!(Subject::routed_by(&occurrence).is_empty(), "and a tenant's event occurrence: any node may be polled");
     }
 
     #[test]
