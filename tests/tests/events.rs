@@ -1,8 +1,10 @@
 //! The events extension (experimental, `mcp-fleet-server`'s cargo feature `events`) end to end:
 //! occurrences emitted on any node, polled on any other with the cursor one replica gave,
 //! nothing lost and nothing twice — on the real Redis and NATS (three nodes each, skipped
-//! without a broker unless `MCP_FLEET_REQUIRE_BROKERS=1`) — and on one node: history that does
-//! not reach back (`truncated`), the long poll, tenants apart, the `match` hook, the errors.
+//! without a broker unless `MCP_FLEET_REQUIRE_BROKERS=1`); push streams (`events/stream`) whose
+//! cursors resume as polls elsewhere, with heartbeats and the drain's final result; and on one
+//! node: history that does not reach back (`truncated`), the long poll, tenants apart, the
+//! `match` hook, the limits and errors.
 
 use std::collections::HashSet;
 use std::time::Duration;
@@ -11,7 +13,7 @@ use mcp_fleet_server::events::{EventType, Events};
 use mcp_fleet_server::typed::NoArgs;
 use mcp_fleet_server::{HandlerOptions, McpHandler};
 use mcp_fleet_tests::cluster::{Broker, Fleet, tenant_options};
-use mcp_fleet_tests::{McpClient, TestNode, request, test_server};
+use mcp_fleet_tests::{ListenStream, McpClient, TestNode, request, test_server};
 use serde_json::{Value, json};
 
 const KEY: [u8; 32] = [7; 32];
@@ -60,6 +62,21 @@ async fn call(client: &McpClient, tenant: &str, method: &str, params: Value) -> 
 /// `events/poll` as `tenant`.
 async fn poll(client: &McpClient, tenant: &str, params: Value) -> Value {
     call(client, tenant, "events/poll", params).await
+}
+
+/// `events/stream` as `tenant`: the open SSE response.
+async fn stream(client: &McpClient, tenant: &str, params: Value) -> ListenStream {
+    let body = request(json!("push-1"), "events/stream", params);
+    let mut headers = McpClient::standard_headers(&body);
+    headers.push(("x-tenant".into(), tenant.into()));
+    let bytes = serde_json::to_vec(&body).expect("json");
+    ListenStream::from_response(client.send_raw("POST", &headers, bytes).await)
+}
+
+/// The next notification's method and params.
+async fn next(stream: &mut ListenStream) -> (String, Value) {
+    let message = stream.next_message().await.expect("a message");
+    (message["method"].as_str().unwrap_or_default().to_owned(), message["params"].clone())
 }
 
 async fn emit(handler: &McpHandler, version: usize) -> String {
@@ -209,4 +226,83 @@ async fn bad_polls_get_the_extensions_errors() {
     let off = poll(&McpClient::new(plain.url()), "acme", json!({"name": "deploy.finished"})).await;
     assert_eq!(off["error"]["code"], -32601, "no extension, no method: {off}");
     plain.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_push_streams_cursor_resumes_as_a_poll_on_another_replica_on_redis() {
+    push_then_poll(Broker::Redis).await;
+}
+
+#[tokio::test]
+async fn a_push_streams_cursor_resumes_as_a_poll_on_another_replica_on_nats() {
+    push_then_poll(Broker::Nats).await;
+}
+
+async fn push_then_poll(broker: Broker) {
+    let Some(fleet) = Fleet::start(broker, options).await else { return };
+    let clients: Vec<McpClient> = fleet.nodes.iter().map(|n| McpClient::new(n.url())).collect();
+    let mut push = stream(&clients[1], "acme", json!({"name": "deploy.finished", "cursor": null})).await;
+    let (method, active) = next(&mut push).await;
+    assert_eq!((method.as_str(), &active["truncated"]), ("notifications/events/active", &json!(false)), "{active}");
+    assert_eq!(active["_meta"]["io.modelcontextprotocol/subscriptionId"], "push-1");
+    let mut sent = Vec::new();
+    for i in 0..10 {
+        sent.push(emit(&fleet.nodes[i % 3].handler, i).await);
+    }
+    let mut cursor = Value::Null;
+    for id in &sent[..6] {
+        let (method, event) = next(&mut push).await;
+        assert_eq!((method.as_str(), event["eventId"].as_str()), ("notifications/events/event", Some(id.as_str())));
+        cursor = event["cursor"].clone();
+    }
+    drop(push);
+    // The client read six and left: a poll on another node resumes with the other four.
+    let params = json!({"name": "deploy.finished", "cursor": cursor, "timeoutMs": 2000});
+    let reply = poll(&clients[2], "acme", params).await;
+    let rest: Vec<&Value> =
+        reply["result"]["events"].as_array().expect("events").iter().map(|e| &e["eventId"]).collect();
+    assert_eq!(rest, sent[6..].iter().collect::<Vec<_>>(), "{reply}");
+    assert_eq!(reply["result"]["truncated"], false);
+    fleet.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_quiet_push_stream_beats_and_the_drain_ends_it_with_its_result() {
+    let events = events(10).heartbeat(Duration::from_millis(200));
+    let node = TestNode::start(test_server(), tenant_options().events(events)).await;
+    let client = McpClient::new(node.url());
+    let mut push = stream(&client, "acme", json!({"name": "deploy.finished", "cursor": null})).await;
+    let (_, active) = next(&mut push).await;
+    let (method, beat) = next(&mut push).await;
+    assert_eq!(method, "notifications/events/heartbeat", "{beat}");
+    assert!(beat["cursor"].is_string() && beat["_meta"]["io.modelcontextprotocol/subscriptionId"] == "push-1");
+    // Nothing happened: the heartbeat's cursor resumes where the stream began.
+    let params = json!({"name": "deploy.finished", "cursor": beat["cursor"]});
+    assert_eq!(poll(&client, "acme", params).await["result"]["events"], json!([]));
+    assert!(active["cursor"].is_string());
+    let shutdown = tokio::spawn(async move { node.shutdown().await });
+    let last = push.next_message().await.expect("the final result");
+    assert!(last["method"].is_null(), "the result, not another notification: {last}");
+    assert_eq!((last["id"].clone(), last["result"].clone()), (json!("push-1"), json!({"_meta": {}})), "{last}");
+    shutdown.await.expect("shut down");
+}
+
+#[tokio::test]
+async fn push_streams_are_bounded_and_checked_before_they_open() {
+    let node = TestNode::start(test_server(), tenant_options().events(events(10).max_streams(1))).await;
+    let client = McpClient::new(node.url());
+    let mut first = stream(&client, "acme", json!({"name": "deploy.finished"})).await;
+    assert_eq!(next(&mut first).await.0, "notifications/events/active");
+    let refused = call(&client, "acme", "events/stream", json!({"name": "deploy.finished"})).await;
+    assert_eq!(refused["error"]["code"], -32013, "{refused}");
+    assert_eq!(refused["error"]["data"], json!({"limit": "streams", "max": 1}));
+    drop(first);
+    let params = json!({"name": "deploy.large", "arguments": {}});
+    let refused = call(&client, "acme", "events/stream", params).await;
+    assert_eq!(refused["error"]["code"], -32602, "checked before the stream opens: {refused}");
+    // The first stream's slot came back when its client left.
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let mut third = stream(&client, "acme", json!({"name": "deploy.finished"})).await;
+    assert_eq!(next(&mut third).await.0, "notifications/events/active");
+    node.shutdown().await;
 }

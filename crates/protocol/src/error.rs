@@ -33,6 +33,8 @@ pub enum ErrorCode {
     ResourceNotFound,
     /// -32011: the events extension's NotFound (`data.kind`: `"event"` or `"subscription"`).
     EventsNotFound,
+    /// -32013: the events extension's ResourceExhausted (`data.limit`, `data.max`).
+    EventsResourceExhausted,
     /// -32014: the events extension's Unsupported (`data.feature`, and `value` or `reason`).
     EventsUnsupported,
 }
@@ -51,6 +53,7 @@ impl ErrorCode {
             ErrorCode::UnsupportedProtocolVersion => -32022,
             ErrorCode::ResourceNotFound => -32002,
             ErrorCode::EventsNotFound => -32011,
+            ErrorCode::EventsResourceExhausted => -32013,
             ErrorCode::EventsUnsupported => -32014,
         }
     }

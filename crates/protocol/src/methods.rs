@@ -35,11 +35,13 @@ pub enum Method {
     EventsList,
     /// `events/poll` (the events extension).
     EventsPoll,
+    /// `events/stream` (the events extension).
+    EventsStream,
 }
 
 impl Method {
     /// Every method, in a fixed order.
-    pub const ALL: [Method; 15] = [
+    pub const ALL: [Method; 16] = [
         Method::Discover,
         Method::ToolsList,
         Method::ToolsCall,
@@ -55,6 +57,7 @@ impl Method {
         Method::TasksCancel,
         Method::EventsList,
         Method::EventsPoll,
+        Method::EventsStream,
     ];
 
     /// The wire name.
@@ -75,6 +78,7 @@ impl Method {
             Method::TasksCancel => "tasks/cancel",
             Method::EventsList => "events/list",
             Method::EventsPoll => "events/poll",
+            Method::EventsStream => "events/stream",
         }
     }
 

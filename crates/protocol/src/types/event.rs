@@ -27,7 +27,7 @@ pub enum DeliveryMode {
 /// use mcp_fleet_protocol::types::{DeliveryMode, EventDescriptor};
 /// let d = EventDescriptor::new("order.created", "An order was placed", serde_json::json!({"type": "object"}));
 /// let wire = serde_json::to_value(&d).unwrap();
-/// assert_eq!(wire["delivery"], serde_json::json!(["poll"]));
+/// assert_eq!(wire["delivery"], serde_json::json!(["poll", "push"]));
 /// assert_eq!(wire["inputSchema"], serde_json::json!({"type": "object"}));
 /// ```
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -46,12 +46,12 @@ pub struct EventDescriptor {
 }
 
 impl EventDescriptor {
-    /// A pollable event type whose occurrences' `data` is any object.
+    /// An event type delivered by poll and push whose subscriptions take any object.
     pub fn new(name: impl Into<String>, description: impl Into<String>, payload_schema: Value) -> Self {
         EventDescriptor {
             name: name.into(),
             description: description.into(),
-            delivery: vec![DeliveryMode::Poll],
+            delivery: vec![DeliveryMode::Poll, DeliveryMode::Push],
             input_schema: serde_json::json!({"type": "object"}),
             payload_schema,
         }
@@ -83,7 +83,8 @@ pub struct EventOccurrence {
     pub cursor: Option<String>,
 }
 
-/// `events/poll`'s params: one subscription per request.
+/// `events/poll`'s params, and `events/stream`'s (which ignores `maxEvents` and `timeoutMs`):
+/// one subscription per request.
 ///
 /// ```
 /// use mcp_fleet_protocol::types::PollEventsParams;

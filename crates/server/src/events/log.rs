@@ -5,9 +5,9 @@
 //! same on every replica), else `(this log's own epoch, a local counter)` (a sharded bus).
 //! The log is **complete above its floor**: every occurrence published after the floor's
 //! position is in it, until it is evicted. The floor starts where the node's consumer started
-//! (or below the first occurrence heard, when the bus cannot say), rises past each evicted
-//! entry, and after a gap rises to just below the next occurrence heard — whatever came in
-//! between may be missing. A new epoch starts the log afresh.
+//! (in the log's own history when the bus names no position: complete from its creation), rises
+//! past each evicted entry, and after a gap rises to just below the next occurrence heard —
+//! whatever came in between may be missing. A new epoch starts the log afresh.
 //!
 //! Polls waiting for something new wait on [`OccurrenceLog::arrived`].
 
@@ -39,6 +39,8 @@ pub(crate) struct After {
     pub(crate) entries: Vec<Entry>,
     /// Entries between the position and these may be missing.
     pub(crate) truncated: bool,
+    /// Where the entries start after: the position asked for, or when truncated the floor.
+    pub(crate) from: Position,
     /// The newest position the log has seen (what a reader with nothing new resumes after).
     pub(crate) head: Position,
 }
@@ -46,8 +48,8 @@ pub(crate) struct After {
 #[derive(Debug)]
 struct Ring {
     entries: VecDeque<Entry>,
-    /// Complete above this (see the module docs); `None` until known.
-    floor: Option<Position>,
+    /// Complete above this (see the module docs).
+    floor: Position,
     /// The newest position seen.
     head: Position,
     /// A gap was reported: the next occurrence sets the floor below itself.
@@ -69,17 +71,20 @@ impl OccurrenceLog {
     /// A log remembering `capacity` occurrences (at least 1).
     pub(crate) fn new(capacity: usize) -> Self {
         let local = (mcp_fleet_bus::new_epoch(), 0);
-        let ring = Ring { entries: VecDeque::new(), floor: None, head: (0, 0), gap: false, local };
+        let ring = Ring { entries: VecDeque::new(), floor: local, head: local, gap: false, local };
         OccurrenceLog { ring: Mutex::new(ring), capacity: capacity.max(1), arrived: Notify::new() }
     }
 
     /// The consumer (re)subscribed when the bus stood at `position`: complete from there on.
     pub(crate) fn started_at(&self, position: Position) {
         let mut ring = self.lock();
-        if ring.floor.is_none() || ring.gap {
-            ring.floor = Some(position);
+        if position.0 != ring.head.0 {
+            // The bus's history, or a new one of it: nothing before is comparable.
+            ring.entries.clear();
+            (ring.floor, ring.head, ring.gap) = (position, position, false);
+        } else if ring.gap {
+            (ring.floor, ring.gap) = (position, false);
             ring.head = ring.head.max(position);
-            ring.gap = false;
         }
     }
 
@@ -99,14 +104,13 @@ impl OccurrenceLog {
                 }
                 version => (event.epoch, version),
             };
-            if position.0 != ring.head.0 {
-                // A new history: nothing of the old one is comparable.
-                ring.entries.clear();
-                ring.floor = None;
-            }
-            if ring.floor.is_none() || ring.gap {
-                ring.floor = Some((position.0, position.1 - 1));
-                ring.gap = false;
+            if position.0 != ring.head.0 || ring.gap {
+                // A new history (nothing of the old one is comparable), or events missed: the
+                // log is complete from this occurrence on.
+                if position.0 != ring.head.0 {
+                    ring.entries.clear();
+                }
+                (ring.floor, ring.gap) = ((position.0, position.1 - 1), false);
             }
             if position <= ring.head && position.0 == ring.head.0 {
                 return; // a replay of what the log holds
@@ -123,7 +127,7 @@ impl OccurrenceLog {
                 && let Some(evicted) = ring.entries.pop_front()
             {
                 // Never below a floor a gap raised higher.
-                ring.floor = ring.floor.max(Some(evicted.position));
+                ring.floor = ring.floor.max(evicted.position);
             }
         }
         self.arrived.notify_waiters();
@@ -133,10 +137,11 @@ impl OccurrenceLog {
     /// missing: the position is of another epoch, or below the floor.
     pub(crate) fn after(&self, position: Option<Position>) -> After {
         let ring = self.lock();
-        let Some(position) = position else { return After { head: ring.head, ..After::default() } };
-        let complete = ring.floor.is_some_and(|floor| floor.0 == position.0 && floor.1 <= position.1);
+        let Some(position) = position else { return After { head: ring.head, from: ring.head, ..After::default() } };
+        let complete = ring.floor.0 == position.0 && ring.floor.1 <= position.1;
         let entries = ring.entries.iter().filter(|e| !complete || e.position > position).cloned().collect();
-        After { entries, truncated: !complete, head: ring.head }
+        let from = if complete { position } else { ring.floor };
+        After { entries, truncated: !complete, head: ring.head, from }
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Ring> {
@@ -200,9 +205,10 @@ mod tests {
     #[test]
     fn unpositioned_occurrences_get_local_positions() {
         let log = OccurrenceLog::new(5);
+        let before = log.after(None).head;
         log.record(&event(0, 0), occurrence("a"));
         log.record(&event(0, 0), occurrence("b"));
-        let start = log.after(Some((log.after(None).head.0, 0)));
-        assert_eq!((ids(&start), start.truncated), (vec!["a", "b"], false));
+        let start = log.after(Some(before));
+        assert_eq!((ids(&start), start.truncated), (vec!["a", "b"], false), "complete from its creation");
     }
 }

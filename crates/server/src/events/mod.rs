@@ -9,7 +9,8 @@
 //! - `log`: the occurrences this node heard from the bus, bounded, with the floor below which
 //!   it is incomplete.
 //! - `cursor`: cursors — positions in the bus's history, sealed per principal and event type.
-//! - `poll`: one `events/poll`, against the log.
+//! - `poll`: one `events/poll`, against the log (and the runtime both modes share).
+//! - `push`: one `events/stream`, the same reads as notifications on an SSE response.
 //! - [`Emitter`] (`emit`): `handler.events().emit(name, payload)`.
 //!
 //! **Across the fleet.** An occurrence travels the bus like a change notification: every node
@@ -21,13 +22,14 @@
 //!
 //! The design followed is the working group's sketch (`docs/design-sketch-proposal.md` of
 //! `modelcontextprotocol/experimental-ext-triggers-events`, its latest revision: one
-//! subscription per request, `arguments`, the general error codes). Push (`events/stream`) and
-//! webhooks (`events/subscribe`) are not built yet: every type offers `poll` only.
+//! subscription per request, `arguments`, the general error codes). Webhooks
+//! (`events/subscribe`) are not built yet: every type offers `poll` and `push`.
 
 mod cursor;
 mod emit;
 pub(crate) mod log;
 pub(crate) mod poll;
+pub(crate) mod push;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -44,10 +46,14 @@ pub use emit::{EmitError, Emitter};
 /// The id the extension is advertised under in `capabilities.extensions`.
 pub const EXTENSION_ID: &str = "io.modelcontextprotocol/events";
 
-/// The extension as discover advertises it: `{"delivery": ["poll"]}`, the modes this server
-/// serves (the design's `listChanged` is false: the declared types are fixed at build time).
+/// The `_meta` key naming a push stream's subscription (its request id) on each notification.
+pub const SUBSCRIPTION_META: &str = "io.modelcontextprotocol/subscriptionId";
+
+/// The extension as discover advertises it: `{"delivery": ["poll", "push"]}`, the modes this
+/// server serves (the design's `listChanged` is false: the declared types are fixed at build
+/// time).
 pub(crate) fn extension() -> crate::extensions::Extension {
-    let settings = serde_json::json!({"listChanged": false, "delivery": ["poll"]});
+    let settings = serde_json::json!({"listChanged": false, "delivery": ["poll", "push"]});
     crate::extensions::Extension::new(EXTENSION_ID, settings)
         .unwrap_or_else(|e| unreachable!("the events extension's id is well-formed: {e}"))
 }
@@ -60,6 +66,10 @@ pub const DEFAULT_MAX_EVENTS: usize = 100;
 pub const DEFAULT_MAX_POLL_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
 /// Default `nextPollMs` ([`Events::next_poll`]).
 pub const DEFAULT_NEXT_POLL: std::time::Duration = std::time::Duration::from_secs(1);
+/// Default interval of a push stream's heartbeats ([`Events::heartbeat`]).
+pub const DEFAULT_HEARTBEAT: std::time::Duration = std::time::Duration::from_secs(15);
+/// Default most push streams open on a node ([`Events::max_streams`]).
+pub const DEFAULT_MAX_STREAMS: usize = 10_000;
 /// Default largest payload an emit accepts, encoded ([`Events::max_payload_bytes`]).
 pub const DEFAULT_MAX_PAYLOAD_BYTES: usize = 64 * 1024;
 
@@ -198,6 +208,8 @@ pub struct Events {
     pub(crate) max_poll_wait: std::time::Duration,
     pub(crate) next_poll: std::time::Duration,
     pub(crate) max_payload_bytes: usize,
+    pub(crate) heartbeat: std::time::Duration,
+    pub(crate) max_streams: usize,
 }
 
 impl Default for Events {
@@ -209,6 +221,8 @@ impl Default for Events {
             max_poll_wait: DEFAULT_MAX_POLL_WAIT,
             next_poll: DEFAULT_NEXT_POLL,
             max_payload_bytes: DEFAULT_MAX_PAYLOAD_BYTES,
+            heartbeat: DEFAULT_HEARTBEAT,
+            max_streams: DEFAULT_MAX_STREAMS,
         }
     }
 }
@@ -255,6 +269,21 @@ impl Events {
     /// Largest payload an emit accepts, as JSON (default [`DEFAULT_MAX_PAYLOAD_BYTES`]).
     pub fn max_payload_bytes(mut self, bytes: usize) -> Events {
         self.max_payload_bytes = bytes;
+        self
+    }
+
+    /// How often a push stream with nothing to send sends a heartbeat with its cursor (default
+    /// [`DEFAULT_HEARTBEAT`]; the design asks for at least every 30 s; at least 10 ms).
+    pub fn heartbeat(mut self, every: std::time::Duration) -> Events {
+        self.heartbeat = every.max(std::time::Duration::from_millis(10));
+        self
+    }
+
+    /// Most `events/stream` responses open on a node at once (default [`DEFAULT_MAX_STREAMS`]);
+    /// one more is refused with `-32013`. A principal's streams also count against its stream
+    /// quota, as listen streams do.
+    pub fn max_streams(mut self, max: usize) -> Events {
+        self.max_streams = max;
         self
     }
 

@@ -1,6 +1,6 @@
 //! [`EventsRuntime`]: what a handler keeps for the events extension — the declared types, the
-//! log the bus consumer fills, the cursors — and the two methods it answers, `events/list` and
-//! `events/poll`.
+//! log the bus consumer fills, the cursors — with `events/list`, `events/poll`, and the reads
+//! `events/stream` makes too (`push`).
 //!
 //! A poll reads the log after the cursor's position and keeps what the caller may see: its
 //! tenant's occurrences and the unscoped ones, of the type asked for, no older than `maxAgeMs`,
@@ -33,13 +33,15 @@ pub(crate) struct EventsRuntime {
     pub(crate) events: Arc<Events>,
     pub(crate) log: OccurrenceLog,
     cursors: Cursors,
+    /// Push streams open on this node (see [`StreamSlot`](super::push::StreamSlot)).
+    pub(crate) open_streams: Arc<std::sync::atomic::AtomicUsize>,
 }
 
 impl EventsRuntime {
     /// The runtime of `events`, sealing cursors with `ring`.
     pub(crate) fn new(events: Events, ring: StateSigner) -> Self {
         let log = OccurrenceLog::new(events.history);
-        EventsRuntime { events: Arc::new(events), log, cursors: Cursors::new(ring) }
+        EventsRuntime { events: Arc::new(events), log, cursors: Cursors::new(ring), open_streams: Arc::default() }
     }
 
     /// `events/list`: one page of descriptors, by name, after `cursor` (the last name of the
@@ -65,14 +67,9 @@ impl EventsRuntime {
 
     /// `events/poll` for the caller `ctx`.
     pub(crate) async fn poll(&self, ctx: &RequestContext, params: PollEventsParams) -> Result<Value, RpcError> {
-        let event_type = self.pollable(&params)?;
+        let event_type = self.subscribable(&params, DeliveryMode::Poll)?;
         let tenant = ctx.principal.as_ref().and_then(|p| p.tenant.as_deref());
-        let position = match &params.cursor {
-            None => None,
-            // A cursor this fleet did not write for this caller and type: read what the log
-            // has, truncated.
-            Some(cursor) => Some(self.cursors.read(cursor, tenant, &params.name).unwrap_or((0, 0))),
-        };
+        let position = self.position_of(params.cursor.as_deref(), tenant, &params.name);
         let max = params.max_events.unwrap_or(self.events.max_events).clamp(1, self.events.max_events);
         let wait = Duration::from_millis(params.timeout_ms.unwrap_or(0)).min(self.events.max_poll_wait);
         let deadline = tokio::time::Instant::now() + wait;
@@ -88,15 +85,27 @@ impl EventsRuntime {
         }
     }
 
-    /// The declared type `params` names, if it may be polled with these arguments.
-    fn pollable(&self, params: &PollEventsParams) -> Result<&EventType, RpcError> {
+    /// Where `cursor` points for `tenant`'s subscriptions to `name`: `None` for none (from now
+    /// on); `(0, 0)` — below every log's floor, so read truncated — for one this fleet did not
+    /// write for them.
+    pub(crate) fn position_of(&self, cursor: Option<&str>, tenant: Option<&str>, name: &str) -> Option<Position> {
+        cursor.map(|cursor| self.cursors.read(cursor, tenant, name).unwrap_or((0, 0)))
+    }
+
+    /// `position` as a cursor for `tenant`'s subscriptions to `name`.
+    pub(crate) fn cursor(&self, position: Position, tenant: Option<&str>, name: &str) -> String {
+        self.cursors.write(position, tenant, name)
+    }
+
+    /// The declared type `params` names, if it may be delivered by `mode` with these arguments.
+    pub(crate) fn subscribable(&self, params: &PollEventsParams, mode: DeliveryMode) -> Result<&EventType, RpcError> {
         let Some(event_type) = self.events.get(&params.name) else {
             let error = RpcError::new(ErrorCode::EventsNotFound, format!("no event type {:?}", params.name));
             return Err(error.with_data(json!({"kind": "event"})).in_band());
         };
-        if !event_type.descriptor().delivery.contains(&DeliveryMode::Poll) {
-            let error = RpcError::new(ErrorCode::EventsUnsupported, "this event type cannot be polled");
-            return Err(error.with_data(json!({"feature": "deliveryMode", "value": "poll"})).in_band());
+        if !event_type.descriptor().delivery.contains(&mode) {
+            let error = RpcError::new(ErrorCode::EventsUnsupported, "this event type is not delivered that way");
+            return Err(error.with_data(json!({"feature": "deliveryMode", "value": mode})).in_band());
         }
         event_type.check(&params.arguments).map_err(|why| {
             RpcError::invalid_params(format!("invalid arguments for {:?}: {why}", params.name)).in_band()
@@ -105,7 +114,7 @@ impl EventsRuntime {
     }
 
     /// What the log holds for this subscription after `position` (at most `max`).
-    fn read(
+    pub(crate) fn read(
         &self,
         ctx: &RequestContext,
         event_type: &EventType,
@@ -121,7 +130,9 @@ impl EventsRuntime {
                 && (e.scope.is_none() || e.scope.as_deref() == tenant)
                 && oldest.is_none_or(|oldest| e.emitted_at_ms >= oldest)
         };
-        let mut found = Found { events: Vec::new(), cursor: after.head, truncated: after.truncated, has_more: false };
+        let from = after.from;
+        let mut found =
+            Found { events: Vec::new(), from, cursor: after.head, truncated: after.truncated, has_more: false };
         for entry in after.entries.iter().filter(visible) {
             let Some(delivered) = event_type.deliver(ctx, &entry.occurrence, &params.arguments) else { continue };
             if found.events.len() == max {
@@ -129,7 +140,7 @@ impl EventsRuntime {
                 break;
             }
             found.cursor = entry.position;
-            found.events.push(delivered);
+            found.events.push((delivered, entry.position));
         }
         if !found.has_more {
             found.cursor = after.head;
@@ -140,7 +151,7 @@ impl EventsRuntime {
     /// The poll's result, its cursor sealed for the caller.
     fn answer(&self, found: Found, tenant: Option<&str>, name: &str) -> Value {
         let result = PollEventsResult {
-            events: found.events,
+            events: found.events.into_iter().map(|(occurrence, _)| occurrence).collect(),
             cursor: Some(self.cursors.write(found.cursor, tenant, name)),
             truncated: found.truncated,
             has_more: found.has_more,
@@ -152,12 +163,15 @@ impl EventsRuntime {
 }
 
 /// What one read of the log found for a subscription.
-struct Found {
-    events: Vec<EventOccurrence>,
+pub(crate) struct Found {
+    /// The occurrences as the subscription receives them, each with its position.
+    pub(crate) events: Vec<(EventOccurrence, Position)>,
+    /// Where the read started: the position asked for, or (truncated) the log's floor.
+    pub(crate) from: Position,
     /// Past everything looked at.
-    cursor: Position,
-    truncated: bool,
-    has_more: bool,
+    pub(crate) cursor: Position,
+    pub(crate) truncated: bool,
+    pub(crate) has_more: bool,
 }
 
 impl crate::listen::OccurrenceEvents for EventsRuntime {

@@ -118,7 +118,8 @@ impl HandlerShared {
     ) -> (&'static str, Response<ResponseBody>) {
         let label = method_label(&message.method);
         let sse_ok = accepts_sse(parts.headers.get(header::ACCEPT));
-        if message.method == McpMethod::SubscriptionsListen.as_str()
+        let opens_stream = [McpMethod::SubscriptionsListen, McpMethod::EventsStream].map(McpMethod::as_str);
+        if opens_stream.contains(&message.method.as_str())
             && let Some(p) = &principal
             && let Err(refusal) = self.reserve_stream(&mut parts, p, &id).await
         {

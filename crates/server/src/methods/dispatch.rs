@@ -160,7 +160,8 @@ enum Family {
     Listen,
     /// `tasks/get`, `tasks/update`, `tasks/cancel` (the tasks extension).
     Task(Method),
-    /// `events/list`, `events/poll` (the events extension, when the handler serves it).
+    /// `events/list`, `events/poll`, `events/stream` (the events extension, when the handler
+    /// serves it).
     #[cfg(feature = "events")]
     Events(Method),
 }
@@ -179,8 +180,10 @@ impl Family {
             Method::SubscriptionsListen => Family::Listen,
             Method::TasksGet | Method::TasksUpdate | Method::TasksCancel => Family::Task(method),
             #[cfg(feature = "events")]
-            Method::EventsList | Method::EventsPoll if shared.events.is_some() => Family::Events(method),
-            Method::EventsList | Method::EventsPoll => {
+            Method::EventsList | Method::EventsPoll | Method::EventsStream if shared.events.is_some() => {
+                Family::Events(method)
+            }
+            Method::EventsList | Method::EventsPoll | Method::EventsStream => {
                 let _ = shared;
                 return None;
             }

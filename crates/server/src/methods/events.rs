@@ -1,13 +1,23 @@
-//! `events/list` and `events/poll` (the events extension, cargo feature `events`): the params
-//! read, the answer left to the node's [`EventsRuntime`](crate::events::poll::EventsRuntime).
+//! `events/list`, `events/poll` and `events/stream` (the events extension, cargo feature
+//! `events`): the params read and the stream's slots taken here, the answers left to the
+//! node's [`EventsRuntime`](crate::events::poll::EventsRuntime).
 
-use mcp_fleet_protocol::types::PollEventsParams;
-use mcp_fleet_protocol::{Method, RpcError};
-use serde_json::Value;
+use std::sync::Arc;
+
+use mcp_fleet_protocol::types::{DeliveryMode, PollEventsParams};
+use mcp_fleet_protocol::{ErrorCode, Method, RpcError};
+use serde_json::{Value, json};
+use tokio::sync::mpsc;
 
 use super::dispatch::{MethodRequest, Prepared};
+use crate::events::poll::EventsRuntime;
+use crate::events::push::{Push, StreamSlot};
 
-/// Answer `events/list` at once; run `events/poll` (it may wait, a long poll).
+/// Notifications a push stream may queue before it waits for its client.
+const PUSH_QUEUE: usize = 64;
+
+/// Answer `events/list` at once; run `events/poll` (it may wait, a long poll); open
+/// `events/stream`.
 pub(crate) fn prepare(req: &MethodRequest<'_>, method: Method) -> Result<Prepared, RpcError> {
     // Dispatch sends these methods here only when the handler serves the extension.
     let Some(runtime) = req.shared.events.clone() else { return Err(RpcError::method_not_found(&req.method)) };
@@ -20,11 +30,40 @@ pub(crate) fn prepare(req: &MethodRequest<'_>, method: Method) -> Result<Prepare
             };
             runtime.list(cursor).map(Prepared::Immediate)
         }
+        Method::EventsStream => stream(req, runtime),
         _ => {
-            let params: PollEventsParams = serde_json::from_value(Value::Object(req.params.clone()))
-                .map_err(|e| RpcError::invalid_params(format!("invalid events/poll params: {e}")).in_band())?;
+            let params = subscription_params(req)?;
             let ctx = req.ctx.clone();
             Ok(Prepared::call(async move { runtime.poll(&ctx, params).await }, None))
         }
     }
+}
+
+/// `events/stream`: checked before anything is sent (an error is the whole answer), then a
+/// node slot and the principal's stream slot, held as long as the stream is open.
+fn stream(req: &MethodRequest<'_>, runtime: Arc<EventsRuntime>) -> Result<Prepared, RpcError> {
+    let params = subscription_params(req)?;
+    runtime.subscribable(&params, DeliveryMode::Push)?;
+    let max = runtime.events.max_streams;
+    let Some(slot) = StreamSlot::take(&runtime.open_streams, max) else {
+        let error = RpcError::new(ErrorCode::EventsResourceExhausted, "too many event streams are open on this node");
+        return Err(error.with_data(json!({"limit": "streams", "max": max})).in_band());
+    };
+    let key = req.ctx.principal.as_ref().map(crate::context::Principal::limit_key);
+    let permit = super::listen::stream_permit(req, key.as_deref())?;
+    let (tx, rx) = mpsc::channel(PUSH_QUEUE);
+    let subscription = serde_json::to_value(&req.id).unwrap_or(Value::Null);
+    let shutdown = req.shared.shutdown.subscribe();
+    let push = Push { runtime, ctx: req.ctx.clone(), params, subscription, tx, shutdown };
+    let run = async move {
+        let _held = (slot, permit);
+        Ok(push.run().await)
+    };
+    Ok(Prepared::call(run, Some(rx)))
+}
+
+/// One subscription's params (`events/poll`'s and `events/stream`'s).
+fn subscription_params(req: &MethodRequest<'_>) -> Result<PollEventsParams, RpcError> {
+    serde_json::from_value(Value::Object(req.params.clone()))
+        .map_err(|e| RpcError::invalid_params(format!("invalid {} params: {e}", req.method)).in_band())
 }

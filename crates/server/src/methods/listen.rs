@@ -6,7 +6,7 @@ use mcp_fleet_protocol::tasks::{declares_tasks, required_capability};
 use mcp_fleet_protocol::{ListenSupport, RpcError, SubscriptionFilter};
 
 use super::{MethodRequest, Prepared};
-use crate::auth::{ReservedStream, stream_quota_error};
+use crate::auth::{ReservedStream, StreamSlot, stream_quota_error};
 use crate::context::ClientAddr;
 use crate::listen::Opener;
 use crate::metrics::ListenRefusal;
@@ -49,16 +49,7 @@ pub(super) fn open(req: &MethodRequest<'_>) -> Result<Prepared, RpcError> {
         catalog.resources.get(uri).is_some() || catalog.templates.enabled().any(|t| t.pattern.matches(uri).is_some())
     };
     let budget = router.budget().admit(&filter, opener, known)?;
-    // Without an authenticator there is no one to tell apart: the node's cap and the address
-    // budget are the only ones. In fleet mode the service reserved the slot already.
-    let reserved = req.ctx.parts.extensions.get::<ReservedStream>().and_then(ReservedStream::take);
-    let permit = match (&key, reserved) {
-        (_, Some(slot)) => Some(slot),
-        (Some(key), None) => {
-            Some(req.shared.limits.acquire_local(key).map_err(|r| stream_quota_error(&req.shared.metrics, r))?)
-        }
-        (None, None) => None,
-    };
+    let permit = stream_permit(req, key.as_deref())?;
     let scope = principal.and_then(|p| p.tenant.clone());
     let interest = req.shared.interest.listen(scope.as_deref(), &filter);
     let tasks = filter.task_ids.clone();
@@ -69,4 +60,18 @@ pub(super) fn open(req: &MethodRequest<'_>) -> Result<Prepared, RpcError> {
         store.signals.send(crate::tasks::TaskSignal::Followed(tasks));
     }
     Ok(Prepared::Listen(body.holding(permit, budget).following(interest)))
+}
+
+/// The principal's slot for one more open stream (a listen, an events stream). Without an
+/// authenticator there is no one to tell apart: the node's caps are the only ones. In fleet
+/// mode the service reserved the slot already.
+pub(super) fn stream_permit(req: &MethodRequest<'_>, key: Option<&str>) -> Result<Option<StreamSlot>, RpcError> {
+    let reserved = req.ctx.parts.extensions.get::<ReservedStream>().and_then(ReservedStream::take);
+    Ok(match (key, reserved) {
+        (_, Some(slot)) => Some(slot),
+        (Some(key), None) => {
+            Some(req.shared.limits.acquire_local(key).map_err(|r| stream_quota_error(&req.shared.metrics, r))?)
+        }
+        (None, None) => None,
+    })
 }
