@@ -8,6 +8,7 @@ mod support;
 
 mod calculator;
 mod config_reloader;
+mod deploy_events;
 mod hello;
 mod long_task;
 mod multi_tenant;
