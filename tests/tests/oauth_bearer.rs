@@ -399,3 +399,54 @@ async fn metadata_for_another_issuer_is_not_used() {
     let token = idp.token(&good_claims(&idp));
     assert_eq!(with_token(&bearer, &token).await, Err(invalid_token("signing keys unavailable")));
 }
+
+// ---- the verified-token cache -------------------------------------------------------------
+
+#[tokio::test]
+async fn a_remembered_token_stops_being_trusted_when_a_refetch_drops_its_key() {
+    let idp = Idp::start().await;
+    idp.set_keys(&[(RSA_KID, rsa_key())]);
+    let mut config = config(&idp);
+    config.jwks_refetch_interval = Duration::from_millis(300);
+    let bearer = BearerAuthenticator::new(config).unwrap();
+    let token = idp.token(&good_claims(&idp));
+    for _ in 0..3 {
+        assert!(with_token(&bearer, &token).await.is_ok(), "verified once, then remembered");
+    }
+    assert_eq!(idp.jwks_fetches(), 1);
+    // The issuer withdraws the key. Until this node refetches, it trusts the keys it holds —
+    // remembered or not, the same answer.
+    idp.set_keys(&[("ec-2", ec_key())]);
+    assert!(with_token(&bearer, &token).await.is_ok());
+    // A token naming the new key makes it refetch: the key set changes, and the remembered
+    // token is verified again — against keys that no longer hold its key.
+    past_the_window().await;
+    assert!(with_token(&bearer, &ec_key().sign("ec-2", &good_claims(&idp))).await.is_ok());
+    assert_eq!(idp.jwks_fetches(), 2);
+    assert_eq!(with_token(&bearer, &token).await, Err(invalid_token("unknown signing key")));
+}
+
+#[tokio::test]
+async fn a_remembered_token_expires_with_its_exp() {
+    let idp = Idp::start().await;
+    let mut config = config(&idp);
+    config.leeway = Duration::ZERO;
+    let bearer = BearerAuthenticator::new(config).unwrap();
+    let mut claims = good_claims(&idp);
+    claims["exp"] = json!(now() + 1);
+    let token = idp.token(&claims);
+    assert!(with_token(&bearer, &token).await.is_ok());
+    tokio::time::sleep(Duration::from_millis(2100)).await;
+    assert_eq!(with_token(&bearer, &token).await, Err(invalid_token("token expired")));
+}
+
+#[tokio::test]
+async fn without_the_cache_every_request_is_verified_the_same() {
+    let idp = Idp::start().await;
+    let mut config = config(&idp);
+    config.verified_token_cache = 0;
+    let bearer = BearerAuthenticator::new(config).unwrap();
+    let token = idp.token(&good_claims(&idp));
+    assert_eq!(with_token(&bearer, &token).await.unwrap().id, "user-1");
+    assert_eq!(with_token(&bearer, &token).await.unwrap().tenant.as_deref(), Some("acme"));
+}

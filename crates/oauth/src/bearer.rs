@@ -11,6 +11,7 @@
 mod challenge;
 mod claims;
 pub(crate) mod config;
+mod verified;
 
 use std::sync::Arc;
 
@@ -25,6 +26,7 @@ use serde_json::{Map, Value};
 
 use self::challenge::Challenges;
 pub use self::config::{BearerConfig, BearerConfigError, JwsAlgorithm, TokenTypeCheck};
+use self::verified::VerifiedTokens;
 use crate::jwks::{JwksCache, JwksError, JwksSource, KeyAges, KeyError};
 
 /// Longest token considered (well above any real access token): bounds the work a garbage
@@ -114,6 +116,8 @@ struct Inner {
     jwks: JwksCache,
     /// Issuer, audience, leeway and required claims; the algorithm is set per token.
     validation: Validation,
+    /// Tokens verified already (see `verified`).
+    verified: VerifiedTokens,
 }
 
 impl BearerAuthenticator {
@@ -131,6 +135,7 @@ impl BearerAuthenticator {
             inner: Arc::new(Inner {
                 challenges: Challenges::new(&config.resource_metadata_url, &config.required_scopes),
                 validation: validation(&config),
+                verified: VerifiedTokens::new(config.verified_token_cache),
                 jwks,
                 config,
             }),
@@ -144,10 +149,16 @@ impl BearerAuthenticator {
         self.inner.jwks.refresh().await
     }
 
-    /// Verify a bearer token (without the `Bearer ` prefix) and build its principal.
+    /// Verify a bearer token (without the `Bearer ` prefix) and build its principal — or find
+    /// it verified already, with its key set still in use (see
+    /// [`BearerConfig::verified_token_cache`]).
     pub async fn verify(&self, token: &str) -> Result<Principal, TokenError> {
+        let digest = verified::digest(token);
+        if let Some(principal) = self.inner.verified.get(&digest, |keys| self.inner.jwks.is_current(keys)) {
+            return Ok(principal);
+        }
         let (alg, kid) = self.allowed_header(token)?;
-        let key = self.inner.jwks.key_for(kid.as_deref(), alg.to_jwt()).await.map_err(|e| match e {
+        let (key, keys) = self.inner.jwks.key_for(kid.as_deref(), alg.to_jwt()).await.map_err(|e| match e {
             KeyError::Unknown => TokenError::UnknownKey,
             KeyError::Mismatch => TokenError::KeyMismatch,
             KeyError::Unavailable => TokenError::KeysUnavailable,
@@ -158,6 +169,9 @@ impl BearerAuthenticator {
         // Every request is authorized on its own (AUTH-4): the scopes are checked each time.
         if !principal.has_scopes(&self.inner.config.required_scopes) {
             return Err(TokenError::InsufficientScope);
+        }
+        if let Some(expires_at) = claims.get("exp").and_then(Value::as_u64) {
+            self.inner.verified.insert(digest, principal.clone(), expires_at, keys);
         }
         Ok(principal)
     }

@@ -98,6 +98,14 @@ pub(crate) struct Loaded {
     fetched_at: Instant,
 }
 
+#[cfg(test)]
+impl Loaded {
+    /// A key set fetched now, for tests.
+    pub(crate) fn now(keys: KeySet) -> Arc<Loaded> {
+        Arc::new(Loaded { keys, fetched_at: Instant::now() })
+    }
+}
+
 type SharedFetch = Shared<BoxFuture<'static, Result<Arc<Loaded>, JwksError>>>;
 
 /// The key cache. A cheap `Clone` handle around an `Arc`.
@@ -157,14 +165,15 @@ impl JwksCache {
         }
     }
 
-    /// The key to verify a token signed with `alg` by the key `kid`.
+    /// The key to verify a token signed with `alg` by the key `kid`, and the key set it is of
+    /// (a token verified with it is trusted while that set [is current](Self::is_current)).
     pub(crate) async fn key_for(
         &self,
         kid: Option<&str>,
         alg: jsonwebtoken::Algorithm,
-    ) -> Result<Arc<jsonwebtoken::DecodingKey>, KeyError> {
+    ) -> Result<(Arc<jsonwebtoken::DecodingKey>, Arc<Loaded>), KeyError> {
         if let Some(loaded) = self.usable_keys() {
-            let found = loaded.keys.find(kid, alg);
+            let found = loaded.keys.find(kid, alg).map(|key| (key, loaded.clone()));
             if found.is_ok() && loaded.fetched_at.elapsed() >= self.inner.ages.refresh {
                 // Fire and forget: the fetch runs in its own task; this request goes on with
                 // the keys it has.
@@ -179,7 +188,14 @@ impl JwksCache {
             None => None,
         };
         // Whether this caller fetched, joined, or was rate-limited: look at the newest set.
-        fetched.or_else(|| self.usable_keys()).map_or(Err(KeyError::Unavailable), |l| l.keys.find(kid, alg))
+        let loaded = fetched.or_else(|| self.usable_keys()).ok_or(KeyError::Unavailable)?;
+        loaded.keys.find(kid, alg).map(|key| (key, loaded))
+    }
+
+    /// Whether `keys` is still the key set in use: not replaced by a fetch since (a key the
+    /// issuer withdrew is gone from the new one), nor past the hard maximum age.
+    pub(crate) fn is_current(&self, keys: &Arc<Loaded>) -> bool {
+        self.usable_keys().is_some_and(|current| Arc::ptr_eq(&current, keys))
     }
 
     /// The key set held, unless it is past the hard maximum age (then none is: fail closed).

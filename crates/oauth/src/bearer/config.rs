@@ -221,6 +221,10 @@ pub struct BearerConfig {
     pub token_type: TokenTypeCheck,
     /// Timeout of one JWKS or metadata fetch. Default [`BearerConfig::DEFAULT_HTTP_TIMEOUT`].
     pub http_timeout: Duration,
+    /// Tokens remembered as verified (by digest, until their `exp` or until the key set they
+    /// were verified with is replaced), so a client's repeated token is checked once; 0 turns
+    /// the cache off. Default [`BearerConfig::DEFAULT_VERIFIED_TOKEN_CACHE`].
+    pub verified_token_cache: usize,
 }
 
 impl BearerConfig {
@@ -237,6 +241,8 @@ impl BearerConfig {
     pub const DEFAULT_JWKS_HARD_MAX_AGE: Duration = Duration::from_secs(24 * 60 * 60);
     /// Default timeout of one JWKS or metadata fetch.
     pub const DEFAULT_HTTP_TIMEOUT: Duration = Duration::from_secs(5);
+    /// Default number of verified tokens remembered (about 300 bytes each).
+    pub const DEFAULT_VERIFIED_TOKEN_CACHE: usize = 10_000;
 
     /// Tokens from `issuer` for the resource `audience`, with every other setting at its
     /// default.
@@ -257,6 +263,7 @@ impl BearerConfig {
             jwks_hard_max_age: Self::DEFAULT_JWKS_HARD_MAX_AGE,
             token_type: TokenTypeCheck::default(),
             http_timeout: Self::DEFAULT_HTTP_TIMEOUT,
+            verified_token_cache: Self::DEFAULT_VERIFIED_TOKEN_CACHE,
         };
         config.validate()?;
         Ok(config)
