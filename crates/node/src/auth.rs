@@ -154,6 +154,7 @@ fn bearer(config: &Config) -> Result<Option<BearerAuthenticator>, AuthSetupError
                 ("--auth-scopes", set(&config.auth_scopes).is_some()),
                 ("--auth-token-type", config.auth_token_type.is_some()),
                 ("--auth-jwks-hard-max-age-secs", config.auth_jwks_hard_max_age_secs.is_some()),
+                ("--auth-verified-token-cache", config.auth_verified_token_cache.is_some()),
             ];
             return match refinements.into_iter().find(|(_, given)| *given) {
                 Some((flag, _)) => Err(AuthSetupError::WithoutIssuer(flag)),
@@ -170,6 +171,9 @@ fn bearer(config: &Config) -> Result<Option<BearerAuthenticator>, AuthSetupError
     }
     if let Some(secs) = config.auth_jwks_hard_max_age_secs {
         bearer_config.jwks_hard_max_age = Duration::from_secs(secs);
+    }
+    if let Some(tokens) = config.auth_verified_token_cache {
+        bearer_config.verified_token_cache = tokens;
     }
     bearer_config.validate()?;
     Ok(Some(BearerAuthenticator::new(bearer_config)?))

@@ -254,6 +254,12 @@ pub(crate) struct Config {
     #[arg(long, env = "MCP_FLEET_AUTH_JWKS_HARD_MAX_AGE_SECS", value_parser = clap::value_parser!(u64).range(1..))]
     pub(crate) auth_jwks_hard_max_age_secs: Option<u64>,
 
+    /// OAuth: verified tokens remembered (by digest, until their exp or the next key set), so a
+    /// client's repeated token is checked once; 0 turns the cache off (default: the server's,
+    /// 10 000).
+    #[arg(long, env = "MCP_FLEET_AUTH_VERIFIED_TOKEN_CACHE")]
+    pub(crate) auth_verified_token_cache: Option<usize>,
+
     /// Most open listen streams one authenticated principal (token subject) may hold on this
     /// replica; past it a listen gets 429. Callers without auth are bounded by --max-streams
     /// only.
