@@ -297,20 +297,42 @@ enum BearerToken<'a> {
 fn bearer_token(parts: &Parts) -> BearerToken<'_> {
     let mut values = parts.headers.get_all(http::header::AUTHORIZATION).iter();
     let Some(value) = values.next() else { return BearerToken::Absent };
-    let Ok(value) = value.to_str() else { return BearerToken::Invalid };
-    let Some((scheme, token)) = value.split_once(' ') else {
-        return if value.eq_ignore_ascii_case("bearer") { BearerToken::Invalid } else { BearerToken::Absent };
+    let value = value.as_bytes();
+    let Some(space) = value.iter().position(|b| *b == b' ') else {
+        return if value.eq_ignore_ascii_case(b"bearer") { BearerToken::Invalid } else { BearerToken::Absent };
     };
-    if !scheme.eq_ignore_ascii_case("bearer") {
+    if !value[..space].eq_ignore_ascii_case(b"bearer") {
         return BearerToken::Absent;
     }
-    let token = token.trim_matches(' ');
-    let b64token = |b: u8| b.is_ascii_alphanumeric() || b"-._~+/=".contains(&b);
-    if values.next().is_some() || token.is_empty() || token.len() > MAX_TOKEN_BYTES || !token.bytes().all(b64token) {
+    let token = trim_spaces(&value[space + 1..]);
+    let b64token = |b: &u8| B64TOKEN[usize::from(*b)];
+    if values.next().is_some() || token.is_empty() || token.len() > MAX_TOKEN_BYTES || !token.iter().all(b64token) {
         return BearerToken::Invalid;
     }
-    BearerToken::Present(token)
+    // Every byte is one of the table's ASCII ones: valid UTF-8.
+    std::str::from_utf8(token).map_or(BearerToken::Invalid, BearerToken::Present)
 }
+
+/// `bytes` without the spaces around it (only spaces: a tab is no separator here).
+fn trim_spaces(bytes: &[u8]) -> &[u8] {
+    let start = bytes.iter().position(|b| *b != b' ').unwrap_or(bytes.len());
+    let end = bytes.iter().rposition(|b| *b != b' ').map_or(start, |last| last + 1);
+    &bytes[start..end]
+}
+
+/// The bytes of RFC 6750's `b64token` (`ALPHA / DIGIT / "-" / "." / "_" / "~" / "+" / "/"`, then
+/// `"="` padding), as a table: every request's token is checked byte by byte, and a table
+/// lookup per byte is what keeps that out of a cached token's cost.
+static B64TOKEN: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        let c = b as u8;
+        table[b] = c.is_ascii_alphanumeric() || matches!(c, b'-' | b'.' | b'_' | b'~' | b'+' | b'/' | b'=');
+        b += 1;
+    }
+    table
+};
 
 /// The JOSE header fields needed to choose a key.
 #[derive(serde::Deserialize)]
