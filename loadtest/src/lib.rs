@@ -15,6 +15,7 @@
 //! - [`results`], [`report`], [`table`], [`hist`], [`progress`], [`clock`]: figures and their output;
 //!   [`html`]: the self-contained HTML report (`--html`, `report … --html`).
 //! - [`limit`]: the machine's raw fan-out limit, measured in the same run.
+//! - [`cleanup`]: what the benchmark binaries leave on the shared brokers, removed.
 //!
 //! ```no_run
 //! use clap::Parser;
@@ -30,6 +31,7 @@
 //! ```
 
 pub mod args;
+pub mod cleanup;
 pub mod clock;
 pub mod convergence;
 pub mod deliveries;

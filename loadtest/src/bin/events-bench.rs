@@ -3,7 +3,8 @@
 //! (`events/stream`) and `--pollers` long-polling ones (`events/poll` with `timeoutMs`) spread
 //! over them, and `--events` occurrences emitted at `--rate` a second from the nodes in turn.
 //! Every subscriber counts what it got by the occurrence's sequence number — delivered,
-//! duplicates, missing — and the emit → delivery latency, per mode. Stops by itself.
+//! duplicates, missing — and the emit → delivery latency, per mode. Stops by itself, and
+//! deletes what it left on the broker.
 //!
 //! ```sh
 //! events-bench redis --streams 300 --pollers 30 --events 2000 --rate 500
@@ -263,6 +264,10 @@ async fn main() {
     println!("process CPU {:.2} s (nodes, subscribers and emitter in one process)", cpu_seconds() - cpu_before);
     for (handler, _) in nodes {
         handler.shutdown().await;
+    }
+    match args.broker.as_str() {
+        "redis" => drop(mcp_fleet_loadtest::cleanup::delete_redis_keys(&unique)),
+        _ => drop(mcp_fleet_loadtest::cleanup::delete_nats_bus("nats://127.0.0.1:4222", &unique.to_uppercase()).await),
     }
 }
 

@@ -18,6 +18,7 @@ use http_body_util::{BodyExt, Full};
 use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
+use mcp_fleet_loadtest::cleanup::{delete_redis_keys, redis_cli, redis_keys};
 use mcp_fleet_server::auth::AuthError;
 use mcp_fleet_server::types::{CallToolResult, Tool};
 use mcp_fleet_server::{
@@ -119,24 +120,12 @@ fn ms(hist: &Histogram<u64>, q: f64) -> f64 {
     hist.value_at_quantile(q) as f64 / 1000.0
 }
 
-fn redis_cli(args: &[&str]) -> String {
-    std::process::Command::new("redis-cli")
-        .args(args)
-        .output()
-        .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
-        .unwrap_or_default()
-}
-
 fn redis_used_memory() -> u64 {
     redis_cli(&["info", "memory"])
         .lines()
         .find_map(|l| l.strip_prefix("used_memory:"))
         .and_then(|v| v.trim().parse().ok())
         .unwrap_or(0)
-}
-
-fn redis_keys(unique: &str) -> Vec<String> {
-    redis_cli(&["--scan", "--pattern", &format!("*{unique}*")]).lines().map(str::to_owned).collect()
 }
 
 fn dir_bytes(dir: &std::path::Path) -> u64 {
@@ -283,12 +272,7 @@ async fn main() {
         let _ = tokio::time::timeout(Duration::from_secs(5), serving).await;
     }
     if broker == "redis" {
-        let keys = redis_keys(&unique);
-        for chunk in keys.chunks(500) {
-            let mut args = vec!["del"];
-            args.extend(chunk.iter().map(String::as_str));
-            redis_cli(&args);
-        }
-        println!("deleted {} redis keys; left: {}", keys.len(), redis_keys(&unique).len());
+        let (deleted, left) = delete_redis_keys(&unique);
+        println!("deleted {deleted} redis keys; left: {left}");
     }
 }
