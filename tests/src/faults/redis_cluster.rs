@@ -50,11 +50,9 @@ impl RedisCluster {
     /// Start the nodes in `dir`, create the cluster and wait until every node says it is ok.
     pub async fn start(dir: &Path) -> RedisCluster {
         let count = MASTERS * (1 + REPLICAS_PER_MASTER);
-        let nodes: Vec<ClusterNode> = (0..count).map(|i| ClusterNode::spawn(dir, i)).collect();
-        for node in &nodes {
-            let port = node.port;
-            eventually("a cluster node answers PING", WAIT, || async move { redis_connect(port).await.is_some() })
-                .await;
+        let mut nodes = Vec::with_capacity(count);
+        for index in 0..count {
+            nodes.push(ClusterNode::start(dir, index).await);
         }
         let mut args: Vec<String> = vec!["--cluster".into(), "create".into()];
         args.extend(nodes.iter().map(|n| format!("127.0.0.1:{}", n.port)));
@@ -202,8 +200,41 @@ impl RedisCluster {
 }
 
 impl ClusterNode {
+    /// Start node `index` in `dir` and wait until it answers — itself, not a server another
+    /// test started on the same port in between: `free_port` only finds a port free for now,
+    /// and tests run side by side. A node that lost that race (it exits: "Failed listening")
+    /// is started again on another port.
+    async fn start(dir: &Path, index: usize) -> ClusterNode {
+        for _ in 0..5 {
+            let mut node = ClusterNode::spawn(dir, index);
+            if node.answers_from(dir).await {
+                return node;
+            }
+            node.proc.kill();
+        }
+        panic!("cluster node {index} could not get a port of its own in five tries");
+    }
+
+    /// Whether the server answering on this node's port runs in `dir` (this node's, not
+    /// another test's), within [`WAIT`].
+    async fn answers_from(&self, dir: &Path) -> bool {
+        let canonical = |d: &Path| std::fs::canonicalize(d).unwrap_or_else(|_| d.to_path_buf());
+        let (port, wanted) = (self.port, canonical(dir));
+        let deadline = tokio::time::Instant::now() + WAIT;
+        while tokio::time::Instant::now() < deadline {
+            if let Some(mut conn) = redis_connect(port).await {
+                let seen: Vec<String> =
+                    redis::cmd("CONFIG").arg("GET").arg("dir").query_async(&mut conn).await.unwrap_or_default();
+                return seen.get(1).is_some_and(|d| canonical(Path::new(d)) == wanted);
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        false
+    }
+
     fn spawn(dir: &Path, index: usize) -> ClusterNode {
-        let port = free_port();
+        // The cluster bus listens on port + 10000: keep both in range.
+        let port = std::iter::repeat_with(free_port).find(|p| *p <= 55_535).unwrap_or_else(free_port);
         let name = format!("cluster-{index}");
         let mut args: Vec<String> =
             ["--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--cluster-enabled", "yes"]
