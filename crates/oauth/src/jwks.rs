@@ -193,9 +193,16 @@ impl JwksCache {
     }
 
     /// Whether `keys` is still the key set in use: not replaced by a fetch since (a key the
-    /// issuer withdrew is gone from the new one), nor past the hard maximum age.
+    /// issuer withdrew is gone from the new one), nor past the hard maximum age. Past the
+    /// refresh age it starts the background refetch, as [`key_for`](Self::key_for) does, so
+    /// remembered tokens do not keep an old key set from being refreshed.
     pub(crate) fn is_current(&self, keys: &Arc<Loaded>) -> bool {
-        self.usable_keys().is_some_and(|current| Arc::ptr_eq(&current, keys))
+        let Some(current) = self.usable_keys().filter(|current| Arc::ptr_eq(current, keys)) else { return false };
+        if current.fetched_at.elapsed() >= self.inner.ages.refresh {
+            // Fire and forget, rate-limited like every fetch.
+            drop(self.join_or_start_fetch());
+        }
+        true
     }
 
     /// The key set held, unless it is past the hard maximum age (then none is: fail closed).
