@@ -33,10 +33,15 @@ pub enum ErrorCode {
     ResourceNotFound,
     /// -32011: the events extension's NotFound (`data.kind`: `"event"` or `"subscription"`).
     EventsNotFound,
+    /// -32012: the events extension's Forbidden: no principal, or one not allowed this.
+    EventsForbidden,
     /// -32013: the events extension's ResourceExhausted (`data.limit`, `data.max`).
     EventsResourceExhausted,
     /// -32014: the events extension's Unsupported (`data.feature`, and `value` or `reason`).
     EventsUnsupported,
+    /// -32015: the events extension's CallbackEndpointError: a webhook's endpoint failed its
+    /// verification or could not be reached (`data.reason`, a `lastError` category).
+    EventsCallbackEndpointError,
 }
 
 impl ErrorCode {
@@ -53,8 +58,10 @@ impl ErrorCode {
             ErrorCode::UnsupportedProtocolVersion => -32022,
             ErrorCode::ResourceNotFound => -32002,
             ErrorCode::EventsNotFound => -32011,
+            ErrorCode::EventsForbidden => -32012,
             ErrorCode::EventsResourceExhausted => -32013,
             ErrorCode::EventsUnsupported => -32014,
+            ErrorCode::EventsCallbackEndpointError => -32015,
         }
     }
 

@@ -37,11 +37,15 @@ pub enum Method {
     EventsPoll,
     /// `events/stream` (the events extension).
     EventsStream,
+    /// `events/subscribe` (the events extension's webhooks).
+    EventsSubscribe,
+    /// `events/unsubscribe` (the events extension's webhooks).
+    EventsUnsubscribe,
 }
 
 impl Method {
     /// Every method, in a fixed order.
-    pub const ALL: [Method; 16] = [
+    pub const ALL: [Method; 18] = [
         Method::Discover,
         Method::ToolsList,
         Method::ToolsCall,
@@ -58,6 +62,8 @@ impl Method {
         Method::EventsList,
         Method::EventsPoll,
         Method::EventsStream,
+        Method::EventsSubscribe,
+        Method::EventsUnsubscribe,
     ];
 
     /// The wire name.
@@ -79,6 +85,8 @@ impl Method {
             Method::EventsList => "events/list",
             Method::EventsPoll => "events/poll",
             Method::EventsStream => "events/stream",
+            Method::EventsSubscribe => "events/subscribe",
+            Method::EventsUnsubscribe => "events/unsubscribe",
         }
     }
 

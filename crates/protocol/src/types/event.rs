@@ -135,3 +135,105 @@ pub struct PollEventsResult {
     /// Otherwise, wait this long before the next poll.
     pub next_poll_ms: u64,
 }
+
+/// Where and how a webhook subscription is delivered (`events/subscribe`'s `delivery`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WebhookTarget {
+    /// `"webhook"`, the only mode `events/subscribe` takes (absent: webhook).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mode: Option<DeliveryMode>,
+    /// The callback URL (`https`).
+    pub url: String,
+    /// The Standard Webhooks signing secret, `whsec_` and base64 of 24 to 64 bytes (required
+    /// on subscribe, absent on unsubscribe).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub secret: Option<String>,
+}
+
+/// `events/subscribe`'s params: one webhook subscription, created or refreshed.
+///
+/// ```
+/// use mcp_fleet_protocol::types::SubscribeEventsParams;
+/// let p: SubscribeEventsParams = serde_json::from_value(serde_json::json!({
+///     "name": "n", "delivery": {"mode": "webhook", "url": "https://h.example/x", "secret": "whsec_x"},
+///     "ttlMs": null
+/// })).unwrap();
+/// assert_eq!(p.ttl_ms, Some(None), "an explicit null asks for no expiry");
+/// ```
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SubscribeEventsParams {
+    /// The event type.
+    pub name: String,
+    /// The subscription's arguments (checked against the type's `inputSchema`).
+    #[serde(default)]
+    pub arguments: Map<String, Value>,
+    /// The callback.
+    pub delivery: WebhookTarget,
+    /// The client's last persisted cursor; `null` starts from now.
+    #[serde(default)]
+    pub cursor: Option<String>,
+    /// Replay nothing older than this many milliseconds.
+    #[serde(default)]
+    pub max_age_ms: Option<u64>,
+    /// The suggested lifetime: absent for the server's default, `null` for no expiry.
+    #[serde(default, deserialize_with = "present", skip_serializing_if = "Option::is_none")]
+    pub ttl_ms: Option<Option<u64>>,
+}
+
+/// A field that is present (even as `null`) is `Some`.
+fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Option<u64>>, D::Error> {
+    Option::<u64>::deserialize(d).map(Some)
+}
+
+/// `events/unsubscribe`'s params: the subscription's key, less the principal.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct UnsubscribeEventsParams {
+    /// The event type.
+    pub name: String,
+    /// The subscription's arguments, as subscribed.
+    #[serde(default)]
+    pub arguments: Map<String, Value>,
+    /// The callback (its `url`).
+    pub delivery: WebhookTarget,
+}
+
+/// How a webhook subscription's deliveries are going (`events/subscribe`'s `deliveryStatus`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DeliveryStatus {
+    /// Whether deliveries run (`false`: suspended after repeated failures; the refresh that
+    /// reports it reactivates them).
+    pub active: bool,
+    /// When the endpoint last accepted a delivery (ISO 8601).
+    pub last_delivery_at: Option<String>,
+    /// The last failure's category (`connection_refused`, `timeout`, `tls_error`, `http_4xx`,
+    /// `http_5xx`, `challenge_failed`), cleared by a success.
+    pub last_error: Option<String>,
+    /// Since when deliveries have failed without a success (ISO 8601).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failed_since: Option<String>,
+}
+
+/// `events/subscribe`'s result.
+///
+/// ```
+/// use mcp_fleet_protocol::types::SubscribeEventsResult;
+/// let r = SubscribeEventsResult { id: "sub_1".into(), refresh_before: None, cursor: None, truncated: false, delivery_status: None };
+/// assert_eq!(serde_json::to_value(&r).unwrap(), serde_json::json!({"id": "sub_1", "refreshBefore": null, "cursor": null, "truncated": false}));
+/// ```
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SubscribeEventsResult {
+    /// The server-derived id of the subscription (the `X-MCP-Subscription-Id` of deliveries).
+    pub id: String,
+    /// Refresh before this (ISO 8601); `null`: no expiry.
+    pub refresh_before: Option<String>,
+    /// A safe-to-persist watermark: everything at or before it was delivered or given up.
+    pub cursor: Option<String>,
+    /// Delivery starts later than the cursor given: occurrences in between may be missing.
+    pub truncated: bool,
+    /// How deliveries are going (on a refresh).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delivery_status: Option<DeliveryStatus>,
+}

@@ -15,7 +15,10 @@ mod stamp;
 mod tool;
 
 pub use content::{Annotations, Content, ResourceContents};
-pub use event::{DeliveryMode, EventDescriptor, EventOccurrence, PollEventsParams, PollEventsResult};
+pub use event::{
+    DeliveryMode, DeliveryStatus, EventDescriptor, EventOccurrence, PollEventsParams, PollEventsResult,
+    SubscribeEventsParams, SubscribeEventsResult, UnsubscribeEventsParams, WebhookTarget,
+};
 pub use implementation::{Icon, IconTheme, Implementation};
 pub use prompt::{GetPromptResult, Prompt, PromptArgument, PromptMessage, Role};
 pub use resource::{Resource, ResourceTemplate};
