@@ -88,8 +88,9 @@ pub async fn create_mcp_handler(
         extensions.register(crate::tasks::extension());
     }
     #[cfg(feature = "events")]
-    if wiring.events.is_some() {
-        extensions.register(crate::events::extension());
+    if let Some(events) = &wiring.events {
+        events.open_webhooks(&bus, metrics.webhooks.clone()).await?;
+        extensions.register(crate::events::extension(events.webhooks.get().is_some()));
     }
     let services = Services {
         extensions,
@@ -251,6 +252,13 @@ impl Wiring {
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .extend(farewells.into_iter().chain(watches));
+        #[cfg(feature = "events")]
+        if let Some(events) = &self.events
+            && let Some(webhooks) = events.webhooks.get()
+        {
+            tokio::spawn(webhooks.clone().dispatch(events.clone(), stop()));
+            tokio::spawn(webhooks.clone().reload(stop()));
+        }
         if let Some(every) = shared.options.listen.tick_interval() {
             let keepalives = !shared.options.listen.keepalive.is_zero();
             tokio::spawn(keepalive::run(self.router, every, keepalives, stop()));

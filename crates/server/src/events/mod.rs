@@ -12,6 +12,9 @@
 //! - `poll`: one `events/poll`, against the log (and the runtime both modes share).
 //! - `push`: one `events/stream`, the same reads as notifications on an SSE response.
 //! - [`Emitter`] (`emit`): `handler.events().emit(name, payload)`.
+//! - `webhook`: `events/subscribe` — [`Webhooks`], subscriptions in the fleet's keyspace,
+//!   each occurrence delivered once per subscription across the fleet, signed, to checked
+//!   addresses only.
 //!
 //! **Across the fleet.** An occurrence travels the bus like a change notification: every node
 //! hears it at the same `(epoch, version)` and keeps it in its log. A cursor names that
@@ -22,14 +25,16 @@
 //!
 //! The design followed is the working group's sketch (`docs/design-sketch-proposal.md` of
 //! `modelcontextprotocol/experimental-ext-triggers-events`, its latest revision: one
-//! subscription per request, `arguments`, the general error codes). Webhooks
-//! (`events/subscribe`) are not built yet: every type offers `poll` and `push`.
+//! subscription per request, `arguments`, the general error codes, Standard Webhooks
+//! signatures). Every type offers `poll` and `push`, and `webhook` when [`Events::webhooks`]
+//! is set.
 
 mod cursor;
 mod emit;
 pub(crate) mod log;
 pub(crate) mod poll;
 pub(crate) mod push;
+pub(crate) mod webhook;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -42,6 +47,10 @@ use serde_json::{Map, Value};
 use crate::context::RequestContext;
 
 pub use emit::{EmitError, Emitter};
+pub use webhook::{
+    DEFAULT_MAX_PER_PRINCIPAL, DEFAULT_MAX_SUBSCRIPTIONS, DEFAULT_MAX_TTL, DEFAULT_MIN_TTL, DEFAULT_TTL, Network,
+    NetworkParseError, Resolver, Webhooks,
+};
 
 /// The id the extension is advertised under in `capabilities.extensions`.
 pub const EXTENSION_ID: &str = "io.modelcontextprotocol/events";
@@ -49,11 +58,12 @@ pub const EXTENSION_ID: &str = "io.modelcontextprotocol/events";
 /// The `_meta` key naming a push stream's subscription (its request id) on each notification.
 pub const SUBSCRIPTION_META: &str = "io.modelcontextprotocol/subscriptionId";
 
-/// The extension as discover advertises it: `{"delivery": ["poll", "push"]}`, the modes this
-/// server serves (the design's `listChanged` is false: the declared types are fixed at build
-/// time).
-pub(crate) fn extension() -> crate::extensions::Extension {
-    let settings = serde_json::json!({"listChanged": false, "delivery": ["poll", "push"]});
+/// The extension as discover advertises it: `{"delivery": ["poll", "push"]}` (and
+/// `"webhook"` when `webhooks` is on), the modes this server serves (the design's
+/// `listChanged` is false: the declared types are fixed at build time).
+pub(crate) fn extension(webhooks: bool) -> crate::extensions::Extension {
+    let delivery: &[&str] = if webhooks { &["poll", "push", "webhook"] } else { &["poll", "push"] };
+    let settings = serde_json::json!({"listChanged": false, "delivery": delivery});
     crate::extensions::Extension::new(EXTENSION_ID, settings)
         .unwrap_or_else(|e| unreachable!("the events extension's id is well-formed: {e}"))
 }
@@ -210,6 +220,7 @@ pub struct Events {
     pub(crate) max_payload_bytes: usize,
     pub(crate) heartbeat: std::time::Duration,
     pub(crate) max_streams: usize,
+    pub(crate) webhooks: Option<Webhooks>,
 }
 
 impl Default for Events {
@@ -223,6 +234,7 @@ impl Default for Events {
             max_payload_bytes: DEFAULT_MAX_PAYLOAD_BYTES,
             heartbeat: DEFAULT_HEARTBEAT,
             max_streams: DEFAULT_MAX_STREAMS,
+            webhooks: None,
         }
     }
 }
@@ -284,6 +296,14 @@ impl Events {
     /// quota, as listen streams do.
     pub fn max_streams(mut self, max: usize) -> Events {
         self.max_streams = max;
+        self
+    }
+
+    /// Deliver by webhook too (`events/subscribe`): every declared type then lists
+    /// `"webhook"` among its modes. Subscriptions live in the bus's keyspace, so the bus must
+    /// have one (Redis, NATS JetStream, memory).
+    pub fn webhooks(mut self, webhooks: Webhooks) -> Events {
+        self.webhooks = Some(webhooks);
         self
     }
 

@@ -21,6 +21,7 @@ use serde_json::{Value, json};
 
 use super::cursor::Cursors;
 use super::log::{Entry, OccurrenceLog, Position};
+use super::webhook::WebhookRuntime;
 use super::{EventType, Events};
 use crate::context::RequestContext;
 
@@ -35,13 +36,41 @@ pub(crate) struct EventsRuntime {
     cursors: Cursors,
     /// Push streams open on this node (see [`StreamSlot`](super::push::StreamSlot)).
     pub(crate) open_streams: Arc<std::sync::atomic::AtomicUsize>,
+    /// The webhook mode, once opened ([`EventsRuntime::open_webhooks`]).
+    pub(crate) webhooks: std::sync::OnceLock<Arc<WebhookRuntime>>,
 }
 
 impl EventsRuntime {
     /// The runtime of `events`, sealing cursors with `ring`.
-    pub(crate) fn new(events: Events, ring: StateSigner) -> Self {
+    pub(crate) fn new(mut events: Events, ring: StateSigner) -> Self {
         let log = OccurrenceLog::new(events.history);
-        EventsRuntime { events: Arc::new(events), log, cursors: Cursors::new(ring), open_streams: Arc::default() }
+        if events.webhooks.is_some() {
+            for event_type in events.types.values_mut() {
+                if !event_type.descriptor.delivery.contains(&DeliveryMode::Webhook) {
+                    event_type.descriptor.delivery.push(DeliveryMode::Webhook);
+                }
+            }
+        }
+        let cursors = Cursors::new(ring);
+        EventsRuntime {
+            events: Arc::new(events),
+            log,
+            cursors,
+            open_streams: Arc::default(),
+            webhooks: Default::default(),
+        }
+    }
+
+    /// Open the webhook mode, when the events declare it, on `bus`'s keyspace.
+    pub(crate) async fn open_webhooks(
+        &self,
+        bus: &Arc<dyn mcp_fleet_bus::ServerEventBus>,
+        metrics: crate::metrics::WebhookMetrics,
+    ) -> Result<(), mcp_fleet_bus::BusError> {
+        let Some(config) = self.events.webhooks.clone() else { return Ok(()) };
+        let runtime = WebhookRuntime::open(config, bus, self.cursors.clone(), metrics).await?;
+        let _ = self.webhooks.set(Arc::new(runtime));
+        Ok(())
     }
 
     /// `events/list`: one page of descriptors, by name, after `cursor` (the last name of the

@@ -183,7 +183,17 @@ impl Family {
             Method::EventsList | Method::EventsPoll | Method::EventsStream if shared.events.is_some() => {
                 Family::Events(method)
             }
-            Method::EventsList | Method::EventsPoll | Method::EventsStream => {
+            #[cfg(feature = "events")]
+            Method::EventsSubscribe | Method::EventsUnsubscribe
+                if shared.events.as_ref().is_some_and(|e| e.webhooks.get().is_some()) =>
+            {
+                Family::Events(method)
+            }
+            Method::EventsList
+            | Method::EventsPoll
+            | Method::EventsStream
+            | Method::EventsSubscribe
+            | Method::EventsUnsubscribe => {
                 let _ = shared;
                 return None;
             }

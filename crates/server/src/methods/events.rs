@@ -31,6 +31,7 @@ pub(crate) fn prepare(req: &MethodRequest<'_>, method: Method) -> Result<Prepare
             runtime.list(cursor).map(Prepared::Immediate)
         }
         Method::EventsStream => stream(req, runtime),
+        Method::EventsSubscribe | Method::EventsUnsubscribe => webhook(req, method, runtime),
         _ => {
             let params = subscription_params(req)?;
             let ctx = req.ctx.clone();
@@ -60,6 +61,24 @@ fn stream(req: &MethodRequest<'_>, runtime: Arc<EventsRuntime>) -> Result<Prepar
         Ok(push.run().await)
     };
     Ok(Prepared::call(run, Some(rx)))
+}
+
+/// `events/subscribe` and `events/unsubscribe`: run against the fleet's keyspace (and, for a
+/// new subscription, its endpoint's verification).
+fn webhook(req: &MethodRequest<'_>, method: Method, runtime: Arc<EventsRuntime>) -> Result<Prepared, RpcError> {
+    // Dispatch sends these methods here only when the webhook mode is open.
+    let Some(webhooks) = runtime.webhooks.get().cloned() else { return Err(RpcError::method_not_found(&req.method)) };
+    let ctx = req.ctx.clone();
+    let params = Value::Object(req.params.clone());
+    let invalid =
+        |e: serde_json::Error| RpcError::invalid_params(format!("invalid {} params: {e}", req.method)).in_band();
+    if method == Method::EventsSubscribe {
+        let params = serde_json::from_value(params).map_err(invalid)?;
+        Ok(Prepared::call(async move { webhooks.subscribe(&runtime, &ctx, params).await }, None))
+    } else {
+        let params = serde_json::from_value(params).map_err(invalid)?;
+        Ok(Prepared::call(async move { webhooks.unsubscribe(&ctx, params).await }, None))
+    }
 }
 
 /// One subscription's params (`events/poll`'s and `events/stream`'s).

@@ -13,8 +13,12 @@ mod labels;
 mod node;
 mod registry;
 mod tasks;
+#[cfg(feature = "events")]
+mod webhooks;
 
 pub(crate) use audit::AuditMetrics;
 pub(crate) use labels::{ListenRefusal, ReasonLabel, VersionLabel};
 pub(crate) use node::Metrics;
 pub(crate) use tasks::ORPHANED_REASONS;
+#[cfg(feature = "events")]
+pub(crate) use webhooks::WebhookMetrics;

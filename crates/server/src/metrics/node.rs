@@ -22,6 +22,8 @@ use super::era2025::Era2025Metrics;
 use super::labels::{BuildLabels, ListenRefusal, MethodLabel, ReasonLabel, RequestLabels, StatusLabel, VersionLabel};
 use super::registry;
 use super::tasks::TaskMetrics;
+#[cfg(feature = "events")]
+use super::webhooks::WebhookMetrics;
 
 /// The handler's metrics. Cheap to clone (counters are `Arc`s inside).
 #[derive(Debug, Clone)]
@@ -80,6 +82,9 @@ pub(crate) struct Metrics {
     pub(crate) era2025: Era2025Metrics,
     /// The tasks extension.
     pub(crate) tasks: TaskMetrics,
+    /// The events extension's webhook deliveries.
+    #[cfg(feature = "events")]
+    pub(crate) webhooks: WebhookMetrics,
     /// `build_info{version, commit, exe_sha256, image} 1`: which code this node runs.
     pub(crate) build_info: Family<BuildLabels, Gauge>,
     /// The audit trail (see `crate::audit`).
@@ -134,6 +139,8 @@ impl Default for Metrics {
             listen_fanout: Histogram::new(exponential_buckets(0.0001, 2.0, 15)),
             era2025: Era2025Metrics::default(),
             tasks: TaskMetrics::default(),
+            #[cfg(feature = "events")]
+            webhooks: WebhookMetrics::default(),
             build_info: Family::default(),
             audit: AuditMetrics::default(),
             hot: Arc::default(),

@@ -17,6 +17,8 @@ use super::collectors::ServedRevisions;
 use super::collectors::{BusCollector, RevisionCollector};
 use super::era2025::Era2025Metrics;
 use super::tasks::TaskMetrics;
+#[cfg(feature = "events")]
+use super::webhooks::WebhookMetrics;
 
 /// The prefix of every series' name.
 const PREFIX: &str = "mcp_fleet";
@@ -29,6 +31,8 @@ pub(super) fn register(m: &Metrics) -> Registry {
     register_audit(&mut registry, &m.audit);
     register_era2025(&mut registry, &m.era2025);
     register_tasks(&mut registry, &m.tasks);
+    #[cfg(feature = "events")]
+    register_webhooks(&mut registry, &m.webhooks);
     register_build_and_latency(&mut registry, m);
     registry
 }
@@ -189,6 +193,24 @@ fn register_tasks(registry: &mut Registry, t: &TaskMetrics) {
         "Tasks failed because their runner was gone: replica_lost, replica_restarted, runner_stopped, drained, expired",
         t.orphaned.clone(),
     );
+}
+
+/// The events extension's webhook deliveries.
+#[cfg(feature = "events")]
+fn register_webhooks(registry: &mut Registry, w: &WebhookMetrics) {
+    registry.register("webhook_attempts", "Webhook delivery attempts, by outcome", w.attempts.clone());
+    registry.register(
+        "webhook_refused",
+        "Webhook callbacks refused before connecting (address rules, redirects), by reason",
+        w.refused.clone(),
+    );
+    registry.register("webhook_abandoned", "Webhook deliveries given up, by reason", w.abandoned.clone());
+    registry.register(
+        "webhook_taken_over",
+        "Webhook deliveries claimed after the replica holding them stopped renewing its lease",
+        w.taken_over.clone(),
+    );
+    registry.register("webhook_following", "Webhook deliveries this node follows now", w.following.clone());
 }
 
 /// Which code this node runs, and the latencies of the bus and the fan-out.
