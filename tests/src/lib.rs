@@ -9,6 +9,7 @@
 #[doc = include_str!("../../README.md")]
 struct ReadmeDoctests;
 
+pub mod balancer;
 pub mod cluster;
 pub mod cluster_spec;
 pub mod faults;
@@ -17,6 +18,7 @@ pub mod legacy;
 pub mod proxy;
 pub mod tasks;
 pub mod tasks_spec;
+pub mod webhooks;
 
 use std::net::SocketAddr;
 use std::sync::Arc;

@@ -306,3 +306,51 @@ async fn push_streams_are_bounded_and_checked_before_they_open() {
     assert_eq!(next(&mut third).await.0, "notifications/events/active");
     node.shutdown().await;
 }
+
+#[tokio::test]
+async fn through_haproxy_round_robin_a_cursor_resumes_on_whichever_replica_answers() {
+    let options = || tenant_options().request_state_key(KEY.to_vec()).events(events(20));
+    let Some(fleet) = Fleet::start(Broker::Redis, options).await else { return };
+    let addrs = [0, 1, 2].map(|i| fleet.nodes[i].addr);
+    let Some(balancer) = mcp_fleet_tests::balancer::Balancer::start(addrs).await else { return };
+    let client = McpClient::new(balancer.url.clone());
+    let mut push = stream(&client, "acme", json!({"name": "deploy.finished", "cursor": null})).await;
+    assert_eq!(next(&mut push).await.0, "notifications/events/active");
+    let mut sent = Vec::new();
+    for i in 0..10 {
+        sent.push(emit(&fleet.nodes[i % 3].handler, i).await);
+    }
+    let mut cursor = Value::Null;
+    for id in &sent[..4] {
+        let (_, event) = next(&mut push).await;
+        assert_eq!(event["eventId"].as_str(), Some(id.as_str()));
+        cursor = event["cursor"].clone();
+    }
+    drop(push);
+    // One occurrence per poll, each poll to the next replica in the rotation.
+    for (round, id) in sent[4..].iter().enumerate() {
+        let params = json!({"name": "deploy.finished", "cursor": cursor, "maxEvents": 1, "timeoutMs": 2000});
+        let reply = poll(&client, "acme", params).await;
+        assert_eq!(reply["result"]["truncated"], false, "round {round}: {reply}");
+        assert_eq!(reply["result"]["events"][0]["eventId"].as_str(), Some(id.as_str()), "round {round}: {reply}");
+        cursor = reply["result"]["cursor"].clone();
+    }
+    let after = poll(&client, "acme", json!({"name": "deploy.finished", "cursor": cursor})).await;
+    assert_eq!(after["result"]["events"], json!([]), "nothing twice: {after}");
+    for node in &fleet.nodes {
+        let text = node.handler.metrics_text();
+        let served = "mcp_fleet_http_requests_total{method=\"events/poll\",status=\"200\"}";
+        assert!(text.lines().any(|l| l.starts_with(served)), "every replica answered polls: {text}");
+    }
+    // More than the history holds since that cursor: truncated, wherever it lands.
+    for i in 0..25 {
+        emit(&fleet.nodes[i % 3].handler, 100 + i).await;
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    for _ in 0..3 {
+        let reply =
+            poll(&client, "acme", json!({"name": "deploy.finished", "cursor": after["result"]["cursor"]})).await;
+        assert_eq!(reply["result"]["truncated"], true, "{reply}");
+    }
+    fleet.shutdown().await;
+}
