@@ -354,3 +354,60 @@ async fn through_haproxy_round_robin_a_cursor_resumes_on_whichever_replica_answe
     }
     fleet.shutdown().await;
 }
+
+/// The lifecycle hooks' calls: `("subscribe" | "unsubscribe", key, min_total)`.
+type HookCalls = std::sync::Arc<std::sync::Mutex<Vec<(&'static str, String, Value)>>>;
+
+fn hooked(calls: &HookCalls) -> HandlerOptions {
+    let (on, off) = (calls.clone(), calls.clone());
+    let large = EventType::new::<AtLeast, Deployed>("deploy.large", "A deploy at least this large")
+        .on_subscribe(move |sub| {
+            on.lock().unwrap().push(("subscribe", sub.key, sub.arguments["min_total"].clone()));
+            async {}
+        })
+        .on_unsubscribe(move |sub| {
+            off.lock().unwrap().push(("unsubscribe", sub.key, sub.arguments["min_total"].clone()));
+            async {}
+        });
+    let events =
+        Events::new().event(large).poll_lease(Duration::from_millis(500)).hooks_every(Duration::from_millis(100));
+    tenant_options().request_state_key(KEY.to_vec()).events(events)
+}
+
+#[tokio::test]
+async fn subscription_hooks_run_once_across_the_fleet_while_anyone_holds_the_key() {
+    let calls = HookCalls::default();
+    let Some(fleet) = Fleet::start(Broker::Redis, || hooked(&calls)).await else { return };
+    let clients: Vec<McpClient> = fleet.nodes.iter().map(|n| McpClient::new(n.url())).collect();
+    let five = json!({"name": "deploy.large", "arguments": {"min_total": 5}});
+    for client in &clients {
+        assert!(poll(client, "acme", five.clone()).await["result"].is_object());
+    }
+    let mut push = stream(&clients[2], "acme", five.clone()).await;
+    assert_eq!(next(&mut push).await.0, "notifications/events/active");
+    let nine = json!({"name": "deploy.large", "arguments": {"min_total": 9}});
+    poll(&clients[1], "acme", nine.clone()).await;
+    let subscribed = |calls: &HookCalls| calls.lock().unwrap().iter().filter(|c| c.0 == "subscribe").count();
+    assert_eq!(subscribed(&calls), 2, "once per key across three replicas and two modes: {:?}", calls.lock().unwrap());
+
+    // The stream keeps the first key held after its polls lapse; the second lapses.
+    tokio::time::sleep(Duration::from_millis(1200)).await;
+    let now: Vec<_> = calls.lock().unwrap().clone();
+    assert_eq!(
+        now.iter().filter(|c| c.0 == "unsubscribe").map(|c| &c.2).collect::<Vec<_>>(),
+        vec![&json!(9)],
+        "{now:?}"
+    );
+    drop(push);
+    tokio::time::sleep(Duration::from_millis(1200)).await;
+    let now: Vec<_> = calls.lock().unwrap().clone();
+    let unsubscribed: HashSet<&String> = now.iter().filter(|c| c.0 == "unsubscribe").map(|c| &c.1).collect();
+    let subscribed_keys: HashSet<&String> = now.iter().filter(|c| c.0 == "subscribe").map(|c| &c.1).collect();
+    assert_eq!(unsubscribed, subscribed_keys, "each key's last holder gone: {now:?}");
+    assert_eq!(now.len(), 4, "{now:?}");
+
+    // A new holder starts the hooks again.
+    poll(&clients[0], "acme", five).await;
+    assert_eq!(subscribed(&calls), 3);
+    fleet.shutdown().await;
+}

@@ -89,7 +89,7 @@ pub async fn create_mcp_handler(
     }
     #[cfg(feature = "events")]
     if let Some(events) = &wiring.events {
-        events.open_webhooks(&bus, metrics.webhooks.clone()).await?;
+        events.open_shared(&bus, metrics.webhooks.clone()).await?;
         extensions.register(crate::events::extension(events.webhooks.get().is_some()));
     }
     let services = Services {

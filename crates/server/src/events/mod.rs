@@ -12,6 +12,7 @@
 //! - `poll`: one `events/poll`, against the log (and the runtime both modes share).
 //! - `push`: one `events/stream`, the same reads as notifications on an SSE response.
 //! - [`Emitter`] (`emit`): `handler.events().emit(name, payload)`.
+//! - `hooks`: `on_subscribe` / `on_unsubscribe`, once across the fleet per subscription key.
 //! - `webhook`: `events/subscribe` — [`Webhooks`], subscriptions in the fleet's keyspace,
 //!   each occurrence delivered once per subscription across the fleet, signed, to checked
 //!   addresses only.
@@ -31,6 +32,7 @@
 
 mod cursor;
 mod emit;
+pub(crate) mod hooks;
 pub(crate) mod log;
 pub(crate) mod poll;
 pub(crate) mod push;
@@ -47,6 +49,7 @@ use serde_json::{Map, Value};
 use crate::context::RequestContext;
 
 pub use emit::{EmitError, Emitter};
+pub use hooks::{Subscription, SubscriptionHook};
 pub use webhook::{
     DEFAULT_MAX_PER_PRINCIPAL, DEFAULT_MAX_SUBSCRIPTIONS, DEFAULT_MAX_TTL, DEFAULT_MIN_TTL, DEFAULT_TTL, Network,
     NetworkParseError, Resolver, Webhooks,
@@ -82,6 +85,11 @@ pub const DEFAULT_HEARTBEAT: std::time::Duration = std::time::Duration::from_sec
 pub const DEFAULT_MAX_STREAMS: usize = 10_000;
 /// Default largest payload an emit accepts, encoded ([`Events::max_payload_bytes`]).
 pub const DEFAULT_MAX_PAYLOAD_BYTES: usize = 64 * 1024;
+
+/// Default lease of a poll subscription for the lifecycle hooks ([`Events::poll_lease`]).
+pub const DEFAULT_POLL_LEASE: std::time::Duration = std::time::Duration::from_secs(120);
+/// Default interval of the hooks' runner checks ([`Events::hooks_every`]).
+pub const DEFAULT_HOOKS_EVERY: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// Decides whether a subscription (its caller and arguments) receives an occurrence.
 type Matcher = Arc<dyn Fn(&RequestContext, &EventOccurrence, &Map<String, Value>) -> bool + Send + Sync>;
@@ -120,6 +128,8 @@ pub struct EventType {
     check_arguments: ArgumentCheck,
     matcher: Option<Matcher>,
     transform: Option<Transform>,
+    pub(crate) on_subscribe: Option<SubscriptionHook>,
+    pub(crate) on_unsubscribe: Option<SubscriptionHook>,
 }
 
 impl EventType {
@@ -135,12 +145,26 @@ impl EventType {
         let check_arguments: ArgumentCheck = Arc::new(|arguments: &Map<String, Value>| {
             serde_json::from_value::<A>(Value::Object(arguments.clone())).map(drop).map_err(|e| e.to_string())
         });
-        EventType { descriptor, check_arguments, matcher: None, transform: None }
+        EventType {
+            descriptor,
+            check_arguments,
+            matcher: None,
+            transform: None,
+            on_subscribe: None,
+            on_unsubscribe: None,
+        }
     }
 
     /// A type described by hand-written schemas (a dynamic catalog); arguments are not checked.
     pub fn untyped(descriptor: EventDescriptor) -> EventType {
-        EventType { descriptor, check_arguments: Arc::new(|_| Ok(())), matcher: None, transform: None }
+        EventType {
+            descriptor,
+            check_arguments: Arc::new(|_| Ok(())),
+            matcher: None,
+            transform: None,
+            on_subscribe: None,
+            on_unsubscribe: None,
+        }
     }
 
     /// Deliver an occurrence to a subscription only when `matcher` says so (the caller's
@@ -161,6 +185,45 @@ impl EventType {
     ) -> EventType {
         self.transform = Some(Arc::new(transform));
         self
+    }
+
+    /// Call `hook` when a subscription key — `(principal, name, arguments)` — gains its first
+    /// holder anywhere in the fleet (a poll, a push stream, a webhook subscription): once
+    /// while anyone holds it, to start an upstream watch. It may run again after the replica
+    /// running it died, so make it idempotent.
+    ///
+    /// ```
+    /// use mcp_fleet_server::events::EventType;
+    /// # #[derive(serde::Deserialize, schemars::JsonSchema)] struct Channel { channel: String }
+    /// # #[derive(serde::Serialize, schemars::JsonSchema)] struct Message { text: String }
+    /// let messages = EventType::new::<Channel, Message>("chat.message", "A message in a channel")
+    ///     .on_subscribe(|sub| async move { println!("join {:?}", sub.arguments["channel"]) })
+    ///     .on_unsubscribe(|sub| async move { println!("leave {:?}", sub.arguments["channel"]) });
+    /// # drop(messages);
+    /// ```
+    pub fn on_subscribe<F, Fut>(mut self, hook: F) -> EventType
+    where
+        F: Fn(Subscription) -> Fut + Send + Sync + 'static,
+        Fut: std::future::Future<Output = ()> + Send + 'static,
+    {
+        self.on_subscribe = Some(Arc::new(move |sub| Box::pin(hook(sub))));
+        self
+    }
+
+    /// Call `hook` when the key's last holder is gone (a stream closed, a webhook removed or
+    /// expired, polls stopped for [`Events::poll_lease`]), after [`on_subscribe`](Self::on_subscribe).
+    pub fn on_unsubscribe<F, Fut>(mut self, hook: F) -> EventType
+    where
+        F: Fn(Subscription) -> Fut + Send + Sync + 'static,
+        Fut: std::future::Future<Output = ()> + Send + 'static,
+    {
+        self.on_unsubscribe = Some(Arc::new(move |sub| Box::pin(hook(sub))));
+        self
+    }
+
+    /// Whether it has lifecycle hooks.
+    pub(crate) fn has_hooks(&self) -> bool {
+        self.on_subscribe.is_some() || self.on_unsubscribe.is_some()
     }
 
     /// What `events/list` shows of it.
@@ -221,6 +284,8 @@ pub struct Events {
     pub(crate) heartbeat: std::time::Duration,
     pub(crate) max_streams: usize,
     pub(crate) webhooks: Option<Webhooks>,
+    pub(crate) poll_lease: std::time::Duration,
+    pub(crate) hooks_every: std::time::Duration,
 }
 
 impl Default for Events {
@@ -235,6 +300,8 @@ impl Default for Events {
             heartbeat: DEFAULT_HEARTBEAT,
             max_streams: DEFAULT_MAX_STREAMS,
             webhooks: None,
+            poll_lease: DEFAULT_POLL_LEASE,
+            hooks_every: DEFAULT_HOOKS_EVERY,
         }
     }
 }
@@ -304,6 +371,22 @@ impl Events {
     /// have one (Redis, NATS JetStream, memory).
     pub fn webhooks(mut self, webhooks: Webhooks) -> Events {
         self.webhooks = Some(webhooks);
+        self
+    }
+
+    /// How long a poll holds its subscription key for the lifecycle hooks (default
+    /// [`DEFAULT_POLL_LEASE`]): polls have no goodbye, so `on_unsubscribe` runs when no poll
+    /// renewed the key for this long. Keep it a few times the clients' poll interval.
+    pub fn poll_lease(mut self, lease: std::time::Duration) -> Events {
+        self.poll_lease = lease.max(std::time::Duration::from_millis(1));
+        self
+    }
+
+    /// How often the replica running a key's hooks checks that someone still holds it
+    /// (default [`DEFAULT_HOOKS_EVERY`]); its claim lasts three times this, so another
+    /// replica takes over that long after it died.
+    pub fn hooks_every(mut self, every: std::time::Duration) -> Events {
+        self.hooks_every = every.max(std::time::Duration::from_millis(10));
         self
     }
 

@@ -20,6 +20,7 @@ use mcp_fleet_protocol::{ErrorCode, RpcError};
 use serde_json::{Value, json};
 
 use super::cursor::Cursors;
+use super::hooks::{Hooks, Subscription};
 use super::log::{Entry, OccurrenceLog, Position};
 use super::webhook::WebhookRuntime;
 use super::{EventType, Events};
@@ -36,8 +37,10 @@ pub(crate) struct EventsRuntime {
     cursors: Cursors,
     /// Push streams open on this node (see [`StreamSlot`](super::push::StreamSlot)).
     pub(crate) open_streams: Arc<std::sync::atomic::AtomicUsize>,
-    /// The webhook mode, once opened ([`EventsRuntime::open_webhooks`]).
+    /// The webhook mode, once opened ([`EventsRuntime::open_shared`]).
     pub(crate) webhooks: std::sync::OnceLock<Arc<WebhookRuntime>>,
+    /// The lifecycle hooks' state, once opened, when a type has hooks.
+    pub(crate) hooks: std::sync::OnceLock<Arc<Hooks>>,
 }
 
 impl EventsRuntime {
@@ -58,19 +61,41 @@ impl EventsRuntime {
             cursors,
             open_streams: Arc::default(),
             webhooks: Default::default(),
+            hooks: Default::default(),
         }
     }
 
-    /// Open the webhook mode, when the events declare it, on `bus`'s keyspace.
-    pub(crate) async fn open_webhooks(
+    /// Open what lives in `bus`'s keyspace: the webhook mode when the events declare it, the
+    /// lifecycle hooks' state when a type has hooks.
+    pub(crate) async fn open_shared(
         &self,
         bus: &Arc<dyn mcp_fleet_bus::ServerEventBus>,
         metrics: crate::metrics::WebhookMetrics,
     ) -> Result<(), mcp_fleet_bus::BusError> {
-        let Some(config) = self.events.webhooks.clone() else { return Ok(()) };
+        let events = &self.events;
+        if events.types.values().any(EventType::has_hooks) {
+            let longest = events.webhooks.as_ref().map_or(events.poll_lease, |w| w.max_ttl.max(events.poll_lease));
+            let _ = self.hooks.set(Arc::new(Hooks::open(bus, longest, events.hooks_every).await?));
+        }
+        let Some(config) = events.webhooks.clone() else { return Ok(()) };
         let runtime = WebhookRuntime::open(config, bus, self.cursors.clone(), metrics).await?;
         let _ = self.webhooks.set(Arc::new(runtime));
         Ok(())
+    }
+
+    /// `ctx`'s subscription to `params`' key holds it for the hooks as `member` for `ttl`.
+    pub(crate) async fn hold(
+        &self,
+        event_type: &EventType,
+        ctx: &RequestContext,
+        params: (&str, &serde_json::Map<String, Value>),
+        member: &str,
+        ttl: Duration,
+    ) {
+        if let Some(hooks) = self.hooks.get() {
+            let subscription = Subscription::new(ctx.principal.as_ref(), params.0, params.1);
+            hooks.hold(event_type, subscription, member, ttl).await;
+        }
     }
 
     /// `events/list`: one page of descriptors, by name, after `cursor` (the last name of the
@@ -97,6 +122,7 @@ impl EventsRuntime {
     /// `events/poll` for the caller `ctx`.
     pub(crate) async fn poll(&self, ctx: &RequestContext, params: PollEventsParams) -> Result<Value, RpcError> {
         let event_type = self.subscribable(&params, DeliveryMode::Poll)?;
+        self.hold(event_type, ctx, (&params.name, &params.arguments), "poll", self.events.poll_lease).await;
         let tenant = ctx.principal.as_ref().and_then(|p| p.tenant.as_deref());
         let position = self.position_of(params.cursor.as_deref(), tenant, &params.name);
         let max = params.max_events.unwrap_or(self.events.max_events).clamp(1, self.events.max_events);

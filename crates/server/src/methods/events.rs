@@ -10,6 +10,7 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
 use super::dispatch::{MethodRequest, Prepared};
+use crate::events::hooks::StreamHold;
 use crate::events::poll::EventsRuntime;
 use crate::events::push::{Push, StreamSlot};
 
@@ -44,7 +45,9 @@ pub(crate) fn prepare(req: &MethodRequest<'_>, method: Method) -> Result<Prepare
 /// node slot and the principal's stream slot, held as long as the stream is open.
 fn stream(req: &MethodRequest<'_>, runtime: Arc<EventsRuntime>) -> Result<Prepared, RpcError> {
     let params = subscription_params(req)?;
-    runtime.subscribable(&params, DeliveryMode::Push)?;
+    let event_type = runtime.subscribable(&params, DeliveryMode::Push)?;
+    let subscription = crate::events::Subscription::new(req.ctx.principal.as_ref(), &params.name, &params.arguments);
+    let hold = runtime.hooks.get().and_then(|hooks| StreamHold::start(hooks, event_type, subscription));
     let max = runtime.events.max_streams;
     let Some(slot) = StreamSlot::take(&runtime.open_streams, max) else {
         let error = RpcError::new(ErrorCode::EventsResourceExhausted, "too many event streams are open on this node");
@@ -57,7 +60,7 @@ fn stream(req: &MethodRequest<'_>, runtime: Arc<EventsRuntime>) -> Result<Prepar
     let shutdown = req.shared.shutdown.subscribe();
     let push = Push { runtime, ctx: req.ctx.clone(), params, subscription, tx, shutdown };
     let run = async move {
-        let _held = (slot, permit);
+        let _held = (slot, permit, hold);
         Ok(push.run().await)
     };
     Ok(Prepared::call(run, Some(rx)))
@@ -77,7 +80,7 @@ fn webhook(req: &MethodRequest<'_>, method: Method, runtime: Arc<EventsRuntime>)
         Ok(Prepared::call(async move { webhooks.subscribe(&runtime, &ctx, params).await }, None))
     } else {
         let params = serde_json::from_value(params).map_err(invalid)?;
-        Ok(Prepared::call(async move { webhooks.unsubscribe(&ctx, params).await }, None))
+        Ok(Prepared::call(async move { webhooks.unsubscribe(&runtime, &ctx, params).await }, None))
     }
 }
 

@@ -39,6 +39,7 @@ use super::cursor::Cursors;
 use super::log::Position;
 use crate::context::{Principal, RequestContext};
 use crate::metrics::WebhookMetrics;
+pub(crate) use store::canonical;
 use store::{SubscriptionRecord, WebhookStore};
 
 /// One subscription as this node delivers it (what does not change while it lives).

@@ -260,8 +260,8 @@ pub(crate) fn subscription_id(principal: &Principal, url: &str, name: &str, argu
     format!("sub_{}", &hex(&Sha256::digest(canonical.as_bytes()))[..24])
 }
 
-/// `value` with every object's keys sorted.
-fn canonical(arguments: &Map<String, Value>) -> Value {
+/// `arguments` with every object's keys sorted (the key's canonical JSON).
+pub(crate) fn canonical(arguments: &Map<String, Value>) -> Value {
     fn sort(value: &Value) -> Value {
         match value {
             Value::Object(map) => {

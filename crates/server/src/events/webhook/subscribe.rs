@@ -81,6 +81,8 @@ impl WebhookRuntime {
                 (self.watermark(&id, tenant, &params.name), truncated, None)
             }
         };
+        let hold = (params.name.as_str(), &params.arguments);
+        events.hold(event_type, ctx, hold, &id, ttl).await;
         let result = SubscribeEventsResult {
             id,
             refresh_before: Some(iso8601(expires_at_ms)),
@@ -94,6 +96,7 @@ impl WebhookRuntime {
     /// `events/unsubscribe` for the caller `ctx`.
     pub(crate) async fn unsubscribe(
         &self,
+        events: &EventsRuntime,
         ctx: &RequestContext,
         params: UnsubscribeEventsParams,
     ) -> Result<Value, RpcError> {
@@ -105,6 +108,10 @@ impl WebhookRuntime {
             return Err(error.with_data(json!({"kind": "subscription"})).in_band());
         }
         self.registry.remove(&id);
+        if let Some(hooks) = events.hooks.get() {
+            let key = crate::events::Subscription::new(Some(principal), &params.name, &params.arguments).key;
+            hooks.release(&key, &id).await;
+        }
         Ok(json!({}))
     }
 
