@@ -45,6 +45,8 @@ struct State {
     failing: AtomicBool,
     redirect_to: Mutex<Option<String>>,
     echo_challenges: AtomicBool,
+    /// Milliseconds to wait before answering an accepted delivery.
+    hold_ms: std::sync::atomic::AtomicU64,
 }
 
 /// The receiver (stops when dropped).
@@ -94,6 +96,12 @@ impl Receiver {
     /// Answer deliveries with `302 Location: to`.
     pub fn redirect(&self, to: &str) {
         *self.state.redirect_to.lock().unwrap() = Some(to.to_owned());
+    }
+
+    /// Accept deliveries (record them) but answer only `after` later: a sender killed
+    /// meanwhile never learns they were accepted.
+    pub fn hold_answers(&self, after: Duration) {
+        self.state.hold_ms.store(after.as_millis() as u64, Ordering::SeqCst);
     }
 
     /// Answer verification challenges with a wrong echo (`false`).
@@ -150,6 +158,10 @@ async fn serve(mut socket: TcpStream, state: Arc<State>) {
         let body = buf[head_len..head_len + length].to_vec();
         buf.drain(..head_len + length);
         let response = answer(&state, &headers, &body);
+        let hold = state.hold_ms.load(Ordering::SeqCst);
+        if hold > 0 && response.starts_with("HTTP/1.1 200") {
+            tokio::time::sleep(Duration::from_millis(hold)).await;
+        }
         if socket.write_all(response.as_bytes()).await.is_err() {
             return;
         }

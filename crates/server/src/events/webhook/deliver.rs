@@ -208,23 +208,15 @@ impl WebhookRuntime {
         record: &SubscriptionRecord,
         revision: &mut u64,
     ) -> Option<Result<(), bool>> {
+        // The URL was checked when the subscription was made.
+        let Ok(url) = reqwest::Url::parse(&record.url) else { return Some(Err(false)) };
+        let _permit = self.under_lease(delivery, revision, self.in_flight.acquire()).await?.ok()?;
         let body = self.body(delivery);
-        let url = reqwest::Url::parse(&record.url).ok()?;
         let secrets = signing_secrets(record);
         let secrets: Vec<&Secret> = secrets.iter().collect();
         let headers =
             Headers { msg_id: &delivery.occurrence.event_id, subscription_id: &record.id, signature_secrets: &secrets };
-        let _permit = self.in_flight.acquire().await.ok()?;
-        let post = self.sender.post(&url, &headers, body.into());
-        tokio::pin!(post);
-        let outcome = loop {
-            tokio::select! {
-                outcome = &mut post => break outcome,
-                () = tokio::time::sleep(self.config.lease / 3) => {
-                    *revision = self.store.renew(&delivery.key, *revision, &self.node).await.ok().flatten()?;
-                }
-            }
-        };
+        let outcome = self.under_lease(delivery, revision, self.sender.post(&url, &headers, body.into())).await?;
         Some(match outcome {
             Outcome::Delivered { .. } => {
                 self.metrics.attempt("delivered");
@@ -238,6 +230,24 @@ impl WebhookRuntime {
                 Err(failure.retryable())
             }
         })
+    }
+
+    /// Run `work` while renewing the delivery's lease; `None` when the lease was lost.
+    async fn under_lease<T>(
+        &self,
+        delivery: &Delivery,
+        revision: &mut u64,
+        work: impl Future<Output = T>,
+    ) -> Option<T> {
+        tokio::pin!(work);
+        loop {
+            tokio::select! {
+                done = &mut work => return Some(done),
+                () = tokio::time::sleep(self.config.lease / 3) => {
+                    *revision = self.store.renew(&delivery.key, *revision, &self.node).await.ok().flatten()?;
+                }
+            }
+        }
     }
 
     /// The body of a delivery: the occurrence with the subscription's watermark.
