@@ -9,6 +9,7 @@
 use std::collections::HashSet;
 use std::time::Duration;
 
+use mcp_fleet_bus::shard::Routing;
 use mcp_fleet_server::events::{EventType, Events};
 use mcp_fleet_server::typed::NoArgs;
 use mcp_fleet_server::{HandlerOptions, McpHandler};
@@ -94,8 +95,28 @@ async fn a_cursor_from_one_replica_resumes_on_another_with_nothing_lost_on_nats(
     resumes_anywhere(Broker::Nats).await;
 }
 
+#[tokio::test]
+async fn a_cursor_resumes_on_another_replica_of_a_bus_split_into_shards_on_redis() {
+    let split = |o: &mut mcp_fleet_bus_redis::RedisBusOptions| (o.shards, o.routing) = (4, Routing::Interest);
+    let Some(fleet) = Fleet::start_on_redis(split, options).await else { return };
+    resumes_on(fleet).await;
+}
+
+#[tokio::test]
+async fn a_cursor_resumes_on_another_replica_of_a_bus_split_into_shards_on_nats() {
+    let split = |o: &mut mcp_fleet_bus_nats::NatsBusOptions| (o.shards, o.routing) = (4, Routing::Interest);
+    let Some(fleet) = Fleet::start_on_nats(split, options).await else { return };
+    resumes_on(fleet).await;
+}
+
 async fn resumes_anywhere(broker: Broker) {
     let Some(fleet) = Fleet::start(broker, options).await else { return };
+    resumes_on(fleet).await;
+}
+
+/// Thirty occurrences from every node, polled seven at a time round the nodes, each poll
+/// resuming where the one on another node left off.
+async fn resumes_on(fleet: Fleet) {
     let clients: Vec<McpClient> = fleet.nodes.iter().map(|n| McpClient::new(n.url())).collect();
     let start = poll(&clients[0], "acme", json!({"name": "deploy.finished", "cursor": null})).await;
     let mut cursor = start["result"]["cursor"].clone();

@@ -10,7 +10,8 @@ use async_nats::jetstream;
 use mcp_fleet_bus::check_open;
 use mcp_fleet_bus::shard::{Shards, shards_for};
 use mcp_fleet_bus::{
-    BoxFuture, BusCounters, BusError, BusStatus, BusStream, EventEnvelope, Keyspace, Member, ServerEventBus, Subject,
+    BoxFuture, BusCounters, BusError, BusStatus, BusStream, EventEnvelope, EventKind, Keyspace, Member, ServerEventBus,
+    Subject,
 };
 
 use crate::connection::{self, ConnWatch};
@@ -147,7 +148,7 @@ async fn publish_to_shards(
     for shard in places {
         reader.publisher(shard).publish(env.clone()).await?;
     }
-    if !reader.positioned() {
+    if !reader.positioned() && sent.kind != EventKind::Occurred {
         sent.version = 0;
     }
     Ok(sent)
@@ -191,6 +192,14 @@ impl ServerEventBus for NatsBus {
                 return Ok(None);
             }
             let state = js_mode::current(&self.inner.js, &self.inner.options).await?;
+            Ok(state.map(|state| (state.epoch, state.last_sequence)))
+        })
+    }
+
+    fn occurrence_position(&self) -> BoxFuture<'_, Result<Option<(u64, u64)>, BusError>> {
+        Box::pin(async move {
+            let Some(streams) = &self.inner.streams else { return Ok(None) };
+            let state = js_mode::current(&self.inner.js, streams.reader().shard_options(0)).await?;
             Ok(state.map(|state| (state.epoch, state.last_sequence)))
         })
     }

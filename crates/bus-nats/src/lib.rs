@@ -29,7 +29,8 @@
 //! split into that many streams, each with the rules above (its own sequences, epoch, gaps):
 //! an event goes to the stream of its scope, or of its URI when unscoped, or to shard 0 when it
 //! is about the whole fleet ([`mcp_fleet_bus::shard`], the same hash as the Redis backend's).
-//! Order then holds per scope and per URI; events are unpositioned (version 0). With
+//! Order then holds per scope and per URI; events are unpositioned (version 0), all but the
+//! events extension's occurrences (on shard 0, keeping its sequence). With
 //! [`routing`](NatsBusOptions::routing) `=interest` a node reads shard 0 and only the shards
 //! its streams follow a scope or URI on: a stream's [`gain`](ServerEventBus::gain) creates the
 //! consumers it needs, positioned where their streams stand, before it resolves, and its

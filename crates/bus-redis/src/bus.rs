@@ -13,7 +13,8 @@ use std::time::Duration;
 use mcp_fleet_bus::check_open;
 use mcp_fleet_bus::shard::shards_for;
 use mcp_fleet_bus::{
-    BoxFuture, BusCounters, BusError, BusStatus, BusStream, EventEnvelope, Keyspace, Member, ServerEventBus, Subject,
+    BoxFuture, BusCounters, BusError, BusStatus, BusStream, EventEnvelope, EventKind, Keyspace, Member, ServerEventBus,
+    Subject,
 };
 
 use crate::endpoint::{Conn, Endpoint};
@@ -88,7 +89,7 @@ impl ServerEventBus for RedisBus {
                 // The same event (one id) where the other updates it is about are.
                 inner.publisher.publish(&inner.endpoint, inner.tails.reader().shard(shard), event.clone()).await?;
             }
-            if !self.positioned() {
+            if !self.positioned() && env.kind != EventKind::Occurred {
                 env.version = 0;
             }
             BusCounters::bump(&inner.counters.published);
@@ -119,10 +120,16 @@ impl ServerEventBus for RedisBus {
 
     fn position(&self) -> BoxFuture<'_, Result<Option<(u64, u64)>, BusError>> {
         Box::pin(async move {
-            let inner = &self.inner;
             if !self.positioned() {
                 return Ok(None);
             }
+            self.occurrence_position().await
+        })
+    }
+
+    fn occurrence_position(&self) -> BoxFuture<'_, Result<Option<(u64, u64)>, BusError>> {
+        Box::pin(async move {
+            let inner = &self.inner;
             let baseline = inner.publisher.baseline(&inner.endpoint, inner.tails.reader().shard(0)).await?;
             Ok(Some((baseline.epoch, baseline.version)))
         })

@@ -45,7 +45,8 @@
 //! of the master holding it or a slot migration starts a new epoch there (the promoted or
 //! receiving server has another replication id), which is a gap, never silence. What a split
 //! bus gives up is one order for everything: order holds per scope or URI, its events carry
-//! version 0 (unpositioned) and [`ServerEventBus::position`] answers `None`, so a 2025 client
+//! version 0 (unpositioned; the events extension's occurrences, all on shard 0, keep its
+//! position) and [`ServerEventBus::position`] answers `None`, so a 2025 client
 //! resuming with `Last-Event-ID` is answered by the gap rule (refresh what you follow) instead of
 //! a replay. Membership and keyspaces stay at the unsharded stream key's slot.
 //!

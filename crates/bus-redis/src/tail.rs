@@ -23,7 +23,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use mcp_fleet_bus::{Backoff, BusCounters, BusError, BusItem, EventEnvelope, GapReason, StatusCell};
+use mcp_fleet_bus::{Backoff, BusCounters, BusError, BusItem, EventEnvelope, EventKind, GapReason, StatusCell};
 use redis::streams::{StreamId, StreamReadReply};
 use tokio::sync::{Notify, mpsc};
 
@@ -118,7 +118,8 @@ impl Tail {
         match (version, payload.as_deref().map(EventEnvelope::decode)) {
             (Some(version), Some(Ok(mut env))) => {
                 env.epoch = self.cursor.epoch;
-                env.version = if self.positioned { version } else { 0 };
+                // Occurrences all travel on shard 0: its positions order them on a split bus too.
+                env.version = if self.positioned || env.kind == EventKind::Occurred { version } else { 0 };
                 BusCounters::bump(&self.counters.received);
                 self.tx.send(BusItem::Event(env)).await.map_err(|_| Closed)
             }

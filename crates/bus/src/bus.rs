@@ -143,7 +143,9 @@ pub struct Member {
 ///   new epoch.
 ///   A backend split into independent streams (Redis with `shards > 1`) has no single order:
 ///   its events carry version 0 (*unpositioned*, which consumers never replay by position),
-///   keep their order per scope or URI, and [`position`](Self::position) answers `None`.
+///   keep their order per scope or URI, and [`position`](Self::position) answers `None` — all
+///   but the events extension's occurrences, which travel on the first shard and keep its
+///   position ([`occurrence_position`](Self::occurrence_position)).
 /// - **Publishing** resolves once the broker accepted the event, with its assigned epoch and
 ///   version; it fails with [`BusError`] (never hangs forever) while the broker is unreachable.
 /// - **Status** is the consumer's: [`BusStatus::Connected`] means events published now reach
@@ -197,6 +199,15 @@ pub trait ServerEventBus: Send + Sync + 'static {
     /// `None` when the backend cannot tell (the default).
     fn position(&self) -> BoxFuture<'_, Result<Option<(u64, u64)>, BusError>> {
         Box::pin(async { Ok(None) })
+    }
+
+    /// [`position`](Self::position) of the events extension's occurrences
+    /// ([`EventKind::Occurred`](crate::EventKind::Occurred)): they all travel on the first
+    /// shard, so a bus split into shards, which names no position for its other events, still
+    /// names theirs (and its consumers hand them over with that shard's version). The default
+    /// is [`position`](Self::position).
+    fn occurrence_position(&self) -> BoxFuture<'_, Result<Option<(u64, u64)>, BusError>> {
+        self.position()
     }
 
     /// Announce this node as a member of the fleet with `payload`, replacing its previous

@@ -166,6 +166,31 @@ async fn check_unpositioned(nodes: &[Arc<dyn ServerEventBus>; 3], streams: &mut 
         assert_eq!(seen, ids, "every unscoped event arrives");
         assert_eq!(seen_scoped, scoped, "one scope's events arrive in publish order");
     }
+    check_occurrences_positioned(nodes, streams).await;
+}
+
+/// On a sharded bus too, occurrences of the events extension (all on the first shard) carry
+/// that shard's position, the same on every node, after the one it names before them.
+async fn check_occurrences_positioned(nodes: &[Arc<dyn ServerEventBus>; 3], streams: &mut [BusStream]) {
+    let before = nodes[1].occurrence_position().await.expect("position").expect("occurrences are positioned");
+    let mut sent = Vec::new();
+    for i in 0..6 {
+        let event = crate::EventEnvelope::occurrence(&format!("occ-{i}"), "{}".into(), Some("tenant-b".into()), "n");
+        let published = nodes[i % 3].publish_event(event).await.expect("publish");
+        assert_ne!(published.version, 0, "an occurrence is positioned");
+        sent.push((published.event_id, published.epoch, published.version));
+    }
+    assert!(sent.windows(2).all(|w| w[0].2 < w[1].2) && sent[0].1 == before.0 && sent[0].2 > before.1);
+    for stream in streams.iter_mut() {
+        let mut got = Vec::new();
+        while got.len() < sent.len() {
+            let e = next_event(stream).await;
+            if e.kind == EventKind::Occurred {
+                got.push((e.event_id, e.epoch, e.version));
+            }
+        }
+        assert_eq!(got, sent, "every node hears them at the positions they were published at");
+    }
 }
 
 /// The membership part of the contract, for every backend: each node sees every live member

@@ -56,6 +56,11 @@ impl NatsReader {
         &self.shards[index].publisher
     }
 
+    /// Shard `index`'s options (its stream's name).
+    pub(crate) fn shard_options(&self, index: usize) -> &NatsBusOptions {
+        &self.shards[index].options
+    }
+
     /// Whether events keep their stream sequence as their version (one shard only).
     pub(crate) fn positioned(&self) -> bool {
         self.shards.len() == 1

@@ -42,7 +42,9 @@ use async_nats::jetstream::consumer::pull::{Config as PullConfig, Stream as Mess
 use async_nats::jetstream::consumer::{AckPolicy, DeliverPolicy};
 use async_nats::jetstream::{self, Context};
 use futures_util::StreamExt;
-use mcp_fleet_bus::{Backoff, BusCounters, BusError, BusItem, BusStream, EventEnvelope, GapReason, StatusCell};
+use mcp_fleet_bus::{
+    Backoff, BusCounters, BusError, BusItem, BusStream, EventEnvelope, EventKind, GapReason, StatusCell,
+};
 use tokio::sync::{Notify, mpsc};
 use tokio_stream::wrappers::ReceiverStream;
 
@@ -261,7 +263,8 @@ impl JetStreamTail {
         match EventEnvelope::decode(&message.payload) {
             Ok(mut env) => {
                 env.epoch = self.epoch;
-                env.version = if self.shared.positioned { sequence } else { 0 };
+                // Occurrences all travel on stream 0: its sequences order them on a split bus too.
+                env.version = if self.shared.positioned || env.kind == EventKind::Occurred { sequence } else { 0 };
                 BusCounters::bump(&self.shared.counters.received);
                 self.send(BusItem::Event(env)).await?;
             }

@@ -21,8 +21,9 @@
 //! hears it at the same `(epoch, version)` and keeps it in its log. A cursor names that
 //! position, so a poll on any replica resumes where a poll on another left off; a replica whose
 //! log does not reach back that far (it started later, it lost events to a gap, the history
-//! rolled over) answers from what it has with `truncated: true`. A bus split into shards names
-//! no positions: cursors are then this node's own, and another node reports them truncated.
+//! rolled over) answers from what it has with `truncated: true`. On a bus split into shards,
+//! occurrences all travel on the first shard and keep its positions, so cursors resume on any
+//! replica there too.
 //!
 //! The design followed is the working group's sketch (`docs/design-sketch-proposal.md` of
 //! `modelcontextprotocol/experimental-ext-triggers-events`, its latest revision: one

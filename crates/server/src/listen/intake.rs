@@ -161,6 +161,14 @@ impl EventIntake {
         }
     }
 
+    /// The consumer (re)subscribed when the occurrences' shard stood at `position` (a split
+    /// bus, whose other events have none).
+    pub(crate) fn occurrences_started_at(&self, position: (u64, u64)) {
+        if let Some(occurrences) = &self.occurrences {
+            occurrences.started_at(position);
+        }
+    }
+
     /// Events may have been missed: invalidate every stream conservatively.
     pub(crate) fn gap(&self, reason: &GapReason) {
         tracing::warn!(?reason, "event bus gap: invalidating every listen stream");

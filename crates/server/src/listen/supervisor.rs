@@ -102,7 +102,12 @@ async fn consume(mut events: BusStream, intake: Arc<EventIntake>) {
 async fn learn_position(bus: Arc<dyn ServerEventBus>, intake: Arc<EventIntake>) {
     match bus.position().await {
         Ok(Some(position)) => intake.started_at(position),
-        Ok(None) => {}
+        // A split bus names no position, but its occurrences (all on one shard) have one.
+        Ok(None) => match bus.occurrence_position().await {
+            Ok(Some(position)) => intake.occurrences_started_at(position),
+            Ok(None) => {}
+            Err(e) => tracing::debug!(error = %e, "the occurrences' position is unknown"),
+        },
         Err(e) => tracing::debug!(error = %e, "the bus's position is unknown; resumes wait for its first event"),
     }
 }
