@@ -104,7 +104,7 @@
 //! | 8 | `notify` | how a change travels (locally, through the outbox) |
 //! | 9 | `catalog`, `watch` | the server definition and its catalog; the watchers run while the fleet listens |
 //! | 10 | `typed`, `intercept`, `factory` | typed entries; hooks around calls; the server per request |
-//! | 11 | `tasks`, `events` | the tasks extension's store, runners and followers; the events extension's types, log and polls |
+//! | 11 | `tasks`, `events` | the tasks extension's store, runners and followers; the events extension's types, log, polls, hooks and webhooks |
 //! | 12 | `options` | every option of a handler |
 //! | 13 | `services` | what serving a request may use of its handler, as one narrow reference |
 //! | 14 | `methods` | the 2026-07-28 methods and their dispatch |

@@ -89,7 +89,9 @@ pub async fn create_mcp_handler(
     }
     #[cfg(feature = "events")]
     if let Some(events) = &wiring.events {
-        events.open_shared(&bus, metrics.webhooks.clone()).await?;
+        if let Err(error) = events.open_shared(&bus, metrics.webhooks.clone()).await {
+            tracing::warn!(%error, "no keyspace on this bus: the events extension runs without webhooks and hooks");
+        }
         extensions.register(crate::events::extension(events.webhooks.get().is_some()));
     }
     let services = Services {
