@@ -15,7 +15,8 @@
 #   BUS   memory | redis (the shared 127.0.0.1:6379; a fresh stream per run, removed after)
 #   NAME  the run's name: wrk's output goes to runs/NAME.txt
 #
-# Build first: cargo build --release -p mcp-fleet-node; needs wrk and curl.
+# Build first: cargo build --release -p mcp-fleet-node; needs wrk and curl. NODE_FLAGS adds flags
+# to the node (e.g. --session-cache-ms 1000).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 bus=$1 name=$2
@@ -45,7 +46,7 @@ cleanup() {
 }
 trap cleanup EXIT
 start_node() { # extra node flags…
-  taskset -c 0 "$node_bin" --listen 127.0.0.1:18080 --admin-listen 127.0.0.1:19090 --bus "$bus_url" \
+  taskset -c 0 "$node_bin" ${NODE_FLAGS:-} --listen 127.0.0.1:18080 --admin-listen 127.0.0.1:19090 --bus "$bus_url" \
     --node-id bench-sessions --worker-threads 1 "$@" >>"runs/$name.node.log" 2>&1 &
   pid=$!
   for _ in $(seq 1 100); do

@@ -296,6 +296,13 @@ pub(crate) struct Config {
     #[arg(long, env = "MCP_FLEET_LEGACY", value_enum, default_value_t = LegacyMode::Sessions)]
     pub(crate) legacy: LegacyMode,
 
+    /// Serve a 2025-era session record read less than this many milliseconds ago without
+    /// reading the bus's keyspace again (0, the default: read it for every request). A session
+    /// ended or (un)subscribed elsewhere is dropped at once; a log level set on another
+    /// replica shows here within the window.
+    #[arg(long, env = "MCP_FLEET_SESSION_CACHE_MS", default_value_t = 0)]
+    pub(crate) session_cache_ms: u64,
+
     /// A 2025-era session unused for this long ends, in seconds (requests and an open GET
     /// stream renew it).
     #[arg(long, env = "MCP_FLEET_SESSION_TTL_SECS", default_value_t = 1800, value_parser = clap::value_parser!(u64).range(1..))]
@@ -434,6 +441,7 @@ impl Config {
             .max_capabilities_bytes(saturating(self.max_capabilities_bytes))
             .max_subscriptions_per_session(saturating(self.max_subscriptions_per_session))
             .server_request_timeout(Duration::from_secs(self.server_request_timeout_secs))
+            .session_cache_for(Duration::from_millis(self.session_cache_ms))
     }
 
     pub(crate) fn max_stream_lifetime(&self) -> Option<Duration> {

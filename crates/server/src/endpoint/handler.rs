@@ -159,8 +159,9 @@ impl Wiring {
         let router = ListenRouter::new(options.listen, metrics.clone());
         #[cfg(feature = "events")]
         let events = options.events.clone().map(|e| Arc::new(crate::events::poll::EventsRuntime::new(e, ring.clone())));
+        let era = &options.era2025;
         let session_streams =
-            SessionStreams::new(options.era2025.max_streams, options.era2025.replay_events, ring, metrics.clone());
+            SessionStreams::new(era.max_streams, era.replay_events, ring, metrics.clone(), era.session_cache_for);
         let (task_signals, task_events) = TaskSignals::new();
         let listeners = Listeners {
             sessions: Arc::new(session_streams.clone()) as Arc<dyn SessionEvents>,

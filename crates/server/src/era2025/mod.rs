@@ -21,6 +21,7 @@ mod event_id;
 mod history;
 pub(crate) mod relay;
 pub(crate) mod session;
+mod session_cache;
 pub(crate) mod stream;
 mod stream_body;
 mod stream_pending;
@@ -69,7 +70,11 @@ impl Era2025State {
         let counts = bus.keyspace("session-counts", options.session_ttl).await?;
         let replies = bus.keyspace("replies", options.server_request_timeout * 2).await?;
         let relay = Relay::new(replies, options.server_request_timeout, streams.wakeups().clone());
-        Ok(Era2025State { sessions: Some(SessionStore::new(sessions, counts)), streams, relay: Some(relay) })
+        Ok(Era2025State {
+            sessions: Some(SessionStore::new(sessions, counts, streams.session_cache())),
+            streams,
+            relay: Some(relay),
+        })
     }
 }
 

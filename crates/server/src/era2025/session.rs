@@ -111,6 +111,8 @@ const UPDATE_ATTEMPTS: usize = 16;
 #[derive(Clone)]
 pub(crate) struct SessionStore {
     keys: Arc<dyn Keyspace>,
+    /// Records read recently, served without a keyspace read (see `session_cache`).
+    cache: Arc<super::session_cache::SessionCache>,
     /// Sessions per quota key (a principal's [`Principal::limit_key`], as the session is bound,
     /// or an anonymous caller's address): a slot set per key, one slot per session id, taken on
     /// `initialize`, renewed whenever the record is written (so a slot outlives its record by a
@@ -129,8 +131,12 @@ pub(crate) struct SessionLimit {
 }
 
 impl SessionStore {
-    pub(crate) fn new(keys: Arc<dyn Keyspace>, counts: Arc<dyn Keyspace>) -> Self {
-        SessionStore { keys, counts }
+    pub(crate) fn new(
+        keys: Arc<dyn Keyspace>,
+        counts: Arc<dyn Keyspace>,
+        cache: Arc<super::session_cache::SessionCache>,
+    ) -> Self {
+        SessionStore { keys, cache, counts }
     }
 
     /// Take a slot for session `id` among the `limit` slots of quota key `quota` (fleet-wide);
@@ -168,13 +174,18 @@ impl SessionStore {
         if !is_session_id(id) {
             return Ok(None);
         }
+        let now = mcp_fleet_bus::now_ms();
+        let renew_after = (self.keys.ttl().as_millis() / 4) as u64;
+        if let Some(record) = self.cache.get(id)
+            && now.saturating_sub(record.written_ms) <= renew_after
+        {
+            return Ok(Some(record));
+        }
         let Some(found) = self.keys.get(id).await? else { return Ok(None) };
         let Some(mut record) = decode(&found.value) else {
             tracing::warn!(session = id, "undecodable session record: treated as unknown");
             return Ok(None);
         };
-        let now = mcp_fleet_bus::now_ms();
-        let renew_after = (self.keys.ttl().as_millis() / 4) as u64;
         if now.saturating_sub(record.written_ms) > renew_after {
             record.written_ms = now;
             // Losing this race means another request just wrote (and so renewed) it.
@@ -182,6 +193,7 @@ impl SessionStore {
                 self.renew_slot(id, &record).await;
             }
         }
+        self.cache.put(id, &record);
         Ok(Some(record))
     }
 
@@ -199,6 +211,7 @@ impl SessionStore {
             record.written_ms = mcp_fleet_bus::now_ms();
             if self.keys.compare_and_set(id, found.revision, encode(&record)).await?.is_some() {
                 self.renew_slot(id, &record).await;
+                self.cache.put(id, &record);
                 return Ok(Some(record));
             }
         }
@@ -210,6 +223,7 @@ impl SessionStore {
         if !is_session_id(id) {
             return Ok(false);
         }
+        self.cache.forget(id);
         self.keys.delete(id).await
     }
 }

@@ -39,6 +39,7 @@ use super::calls::RunningCalls;
 use super::event_id::EventIds;
 use super::history::{History, Position};
 use super::relay::Wakeups;
+use super::session_cache::SessionCache;
 use super::stream_body::SessionStreamBody;
 use super::stream_pending::{Pending, gap_frames, keep_newer, notification, subscription};
 use crate::listen::{DirectSocket, FollowedUris, Renderings, tenant_meta};
@@ -101,6 +102,8 @@ pub(crate) struct SessionStreams {
 }
 
 struct Inner {
+    /// Session records read recently (see `session_cache`).
+    session_cache: Arc<SessionCache>,
     /// Read-locked to deliver, write-locked to (un)register; never held across `.await`.
     streams: RwLock<HashMap<u64, Arc<SessionStream>>>,
     next_key: AtomicU64,
@@ -123,8 +126,15 @@ struct Inner {
 impl SessionStreams {
     /// Streams of this node: at most `max_streams`, resumable from the last `replay_events`
     /// events, their ids sealed with `ring` for scoped principals.
-    pub(crate) fn new(max_streams: usize, replay_events: usize, ring: StateSigner, metrics: Metrics) -> Self {
+    pub(crate) fn new(
+        max_streams: usize,
+        replay_events: usize,
+        ring: StateSigner,
+        metrics: Metrics,
+        session_cache_for: std::time::Duration,
+    ) -> Self {
         let inner = Inner {
+            session_cache: Arc::new(SessionCache::new(session_cache_for, max_streams.max(1024))),
             streams: RwLock::default(),
             next_key: AtomicU64::new(1),
             closing: AtomicBool::new(false),
@@ -138,6 +148,11 @@ impl SessionStreams {
             before_register: Mutex::default(),
         };
         SessionStreams { inner: Arc::new(inner) }
+    }
+
+    /// The session records this node read recently, which the changes it hears invalidate.
+    pub(crate) fn session_cache(&self) -> Arc<SessionCache> {
+        self.inner.session_cache.clone()
     }
 
     /// The sessions' calls running on this node.
@@ -280,6 +295,7 @@ impl SessionStreams {
                 self.inner.wakeups.wake(id);
             }
             (EventKind::SessionChanged, Some(change), uri) => {
+                self.inner.session_cache.forget(&change.session);
                 for stream in streams.values().filter(|s| s.session == change.session) {
                     stream.update(self, |p| match (change.op, uri) {
                         (op @ (SessionOp::Subscribe | SessionOp::Unsubscribe), Some(uri)) => {
@@ -496,7 +512,7 @@ mod tests {
     use std::pin::Pin;
 
     fn streams(max: usize) -> SessionStreams {
-        SessionStreams::new(max, 100, StateSigner::new(&[1; 32]).unwrap(), Metrics::default())
+        SessionStreams::new(max, 100, StateSigner::new(&[1; 32]).unwrap(), Metrics::default(), Duration::ZERO)
     }
 
     /// An event as the bus delivers it: at `version` of epoch 7, recorded and delivered.

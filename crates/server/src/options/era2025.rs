@@ -23,6 +23,7 @@ pub struct Era2025Options {
     pub(crate) max_sessions_per_address: usize,
     pub(crate) max_capabilities_bytes: usize,
     pub(crate) max_subscriptions_per_session: usize,
+    pub(crate) session_cache_for: Duration,
 }
 
 impl Default for Era2025Options {
@@ -39,6 +40,7 @@ impl Default for Era2025Options {
             max_sessions_per_address: 1_000,
             max_capabilities_bytes: 16 * 1024,
             max_subscriptions_per_session: 1_000,
+            session_cache_for: Duration::ZERO,
         }
     }
 }
@@ -125,6 +127,22 @@ impl Era2025Options {
     /// band. Default 1 000, as a listen's `resourceSubscriptions`.
     pub fn max_subscriptions_per_session(mut self, subscriptions: usize) -> Self {
         self.max_subscriptions_per_session = subscriptions;
+        self
+    }
+
+    /// How long a node serves a session record it read without reading it again (default
+    /// zero: read for every request, every change exact across replicas). A session ended or (un)subscribed elsewhere is
+    /// dropped from it as soon as the bus says so; other changes made on another replica (a
+    /// log level) show here within this window. On Redis each read is a round trip, which a
+    /// busy session otherwise pays per request.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let era = mcp_fleet_server::options::Era2025Options::default().session_cache_for(Duration::from_millis(500));
+    /// # drop(era);
+    /// ```
+    pub fn session_cache_for(mut self, window: Duration) -> Self {
+        self.session_cache_for = window;
         self
     }
 
