@@ -512,7 +512,13 @@ mod tests {
     use std::pin::Pin;
 
     fn streams(max: usize) -> SessionStreams {
-        SessionStreams::new(max, 100, StateSigner::new(&[1; 32]).unwrap(), Metrics::default(), Duration::ZERO)
+        SessionStreams::new(
+            max,
+            100,
+            StateSigner::new(&[1; 32]).unwrap(),
+            Metrics::default(),
+            std::time::Duration::ZERO,
+        )
     }
 
     /// An event as the bus delivers it: at `version` of epoch 7, recorded and delivered.
