@@ -16,6 +16,7 @@
 //!   [`html`]: the self-contained HTML report (`--html`, `report … --html`).
 //! - [`limit`]: the machine's raw fan-out limit, measured in the same run.
 //! - [`cleanup`]: what the benchmark binaries leave on the shared brokers, removed.
+//! - [`webhook_receiver`]: `events-bench`'s webhook endpoint, checking every signature.
 //!
 //! ```no_run
 //! use clap::Parser;
@@ -53,6 +54,7 @@ pub mod run;
 pub mod sim;
 pub mod table;
 pub mod verify;
+pub mod webhook_receiver;
 pub mod worker;
 
 pub use run::run;
