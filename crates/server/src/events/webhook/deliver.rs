@@ -179,7 +179,7 @@ impl WebhookRuntime {
             let wait = if record.active {
                 match self.attempt(delivery, &record, &mut revision).await {
                     Some(Ok(())) => {
-                        let _ = self.store.finish(&delivery.key, revision).await;
+                        self.finish(delivery, revision).await;
                         return Owned::Finished;
                     }
                     Some(Err(false)) => return self.give_up(delivery, revision, "not_retryable").await,
@@ -240,11 +240,14 @@ impl WebhookRuntime {
         work: impl Future<Output = T>,
     ) -> Option<T> {
         tokio::pin!(work);
+        let mut renewed_at = tokio::time::Instant::now();
         loop {
             tokio::select! {
                 done = &mut work => return Some(done),
                 () = tokio::time::sleep(self.config.lease / 3) => {
-                    *revision = self.store.renew(&delivery.key, *revision, &self.node).await.ok().flatten()?;
+                    if !self.renew(delivery, revision, &mut renewed_at).await {
+                        return None;
+                    }
                 }
             }
         }
@@ -297,17 +300,48 @@ impl WebhookRuntime {
     /// Give the delivery up (counted), marking it finished.
     async fn give_up(&self, delivery: &Delivery, revision: u64, reason: &'static str) -> Owned {
         self.metrics.abandoned(reason);
-        let _ = self.store.finish(&delivery.key, revision).await;
+        self.finish(delivery, revision).await;
         Owned::Finished
+    }
+
+    /// Renew the delivery's lease; `false` once it is lost — taken by another replica, or not
+    /// renewed for a whole lease (a keyspace that fails to answer is not yet a lost lease).
+    async fn renew(&self, delivery: &Delivery, revision: &mut u64, renewed_at: &mut tokio::time::Instant) -> bool {
+        match self.store.renew(&delivery.key, *revision, &self.node).await {
+            Ok(Some(renewed)) => {
+                (*revision, *renewed_at) = (renewed, tokio::time::Instant::now());
+                true
+            }
+            Ok(None) => false,
+            Err(error) => {
+                tracing::debug!(%error, "webhook lease not renewed; retrying while it holds");
+                renewed_at.elapsed() < self.config.lease
+            }
+        }
+    }
+
+    /// Mark the delivery finished, retrying a keyspace that fails to answer while the lease
+    /// holds (a mark lost would let another replica send it again).
+    async fn finish(&self, delivery: &Delivery, revision: u64) {
+        for _ in 0..3 {
+            match self.store.finish(&delivery.key, revision).await {
+                Ok(_) => return,
+                Err(error) => tracing::debug!(%error, "webhook delivery not marked finished; retrying"),
+            }
+            tokio::time::sleep(self.config.lease / 6).await;
+        }
     }
 
     /// Wait `wait`, renewing the lease; its last revision, or `None` when it was lost.
     async fn hold_for(&self, delivery: &Delivery, mut revision: u64, wait: Duration) -> Option<u64> {
         let deadline = tokio::time::Instant::now() + wait;
+        let mut renewed_at = tokio::time::Instant::now();
         loop {
             let step = (self.config.lease / 3).min(deadline.saturating_duration_since(tokio::time::Instant::now()));
             tokio::time::sleep(step).await;
-            revision = self.store.renew(&delivery.key, revision, &self.node).await.ok().flatten()?;
+            if !self.renew(delivery, &mut revision, &mut renewed_at).await {
+                return None;
+            }
             if tokio::time::Instant::now() >= deadline {
                 return Some(revision);
             }
