@@ -92,7 +92,7 @@ impl EventsRuntime {
         member: &str,
         ttl: Duration,
     ) {
-        if let Some(hooks) = self.hooks.get() {
+        if let Some(hooks) = self.hooks.get().filter(|_| event_type.has_hooks()) {
             let subscription = Subscription::new(ctx.principal.as_ref(), params.0, params.1);
             hooks.hold(event_type, subscription, member, ttl).await;
         }

@@ -46,8 +46,11 @@ pub(crate) fn prepare(req: &MethodRequest<'_>, method: Method) -> Result<Prepare
 fn stream(req: &MethodRequest<'_>, runtime: Arc<EventsRuntime>) -> Result<Prepared, RpcError> {
     let params = subscription_params(req)?;
     let event_type = runtime.subscribable(&params, DeliveryMode::Push)?;
-    let subscription = crate::events::Subscription::new(req.ctx.principal.as_ref(), &params.name, &params.arguments);
-    let hold = runtime.hooks.get().and_then(|hooks| StreamHold::start(hooks, event_type, subscription));
+    let hold = runtime.hooks.get().filter(|_| event_type.has_hooks()).and_then(|hooks| {
+        let subscription =
+            crate::events::Subscription::new(req.ctx.principal.as_ref(), &params.name, &params.arguments);
+        StreamHold::start(hooks, event_type, subscription)
+    });
     let max = runtime.events.max_streams;
     let Some(slot) = StreamSlot::take(&runtime.open_streams, max) else {
         let error = RpcError::new(ErrorCode::EventsResourceExhausted, "too many event streams are open on this node");
